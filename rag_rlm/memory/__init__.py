@@ -1,0 +1,46 @@
+"""Vector memory: one Protocol, two backends, opened by URL.
+
+    pgserver://PATH          embedded PostgreSQL + pgvector in a data folder (default: .rag_rlm/pgdata)
+    postgresql://DSN         any PostgreSQL with the pgvector extension (postgres:// works too)
+    qdrant://PATH            Qdrant local mode, on disk at PATH (qdrant://:memory: in memory)
+    qdrant+http://HOST:PORT  a Qdrant server or cluster (qdrant+https:// with TLS)
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+from ..errors import ConfigError
+from .base import Catalog, Store, VectorStore
+
+__all__ = ["Catalog", "Store", "VectorStore", "open_store", "SCHEMES"]
+
+
+def _open_pgserver(url: str) -> Store:
+    from .pgvector import PgVectorStore
+
+    return PgVectorStore.from_url(url)
+
+
+def _open_qdrant(url: str) -> Store:
+    from .qdrant import QdrantStore
+
+    return QdrantStore.from_url(url)
+
+
+SCHEMES: dict[str, Callable[[str], Store]] = {
+    "pgserver": _open_pgserver,
+    "postgresql": _open_pgserver,
+    "postgres": _open_pgserver,
+    "qdrant": _open_qdrant,
+    "qdrant+http": _open_qdrant,
+    "qdrant+https": _open_qdrant,
+}
+
+
+def open_store(url: str) -> Store:
+    scheme, sep, _ = url.partition("://")
+    opener = SCHEMES.get(scheme) if sep else None
+    if opener is None:
+        raise ConfigError("store", f"unknown store URL {url!r}; known schemes: {', '.join(s + '://' for s in SCHEMES)}")
+    return opener(url)

@@ -1,0 +1,59 @@
+"""The vector-store seam: what ingest, the controller and the server need from vector memory."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Protocol, runtime_checkable
+
+import numpy as np
+
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+
+
+@runtime_checkable
+class VectorStore(Protocol):
+    """Chunks with vectors, grouped by document, grouped by collection.
+
+    Writes are per document and atomic as far as the backend allows: `write_document` replaces
+    every chunk of the document (a changed file never leaves old and new chunks mixed), and the
+    document's record (with its content hash) is written last, so an interrupted ingest is
+    simply redone by the next run.
+    """
+
+    def write_document(
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None: ...
+
+    def delete_document(self, collection: str, document_id: str) -> bool: ...
+
+    def search(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        k: int,
+        where: Mapping[str, str] | None = None,
+        text: str | None = None,
+    ) -> list[Span]:
+        """Top-k spans by cosine similarity, best first. `where` filters on document fields
+        (`document_id`, `title`, `source` or a metadata key); `text`, when given and the store
+        supports it, adds keyword search fused by reciprocal rank (hybrid search)."""
+        ...
+
+
+@runtime_checkable
+class Catalog(Protocol):
+    """What is stored: collections, their documents and content versions."""
+
+    def collections(self) -> list[CollectionInfo]: ...
+
+    def documents(self, collection: str) -> dict[str, DocumentRecord]: ...
+
+    def collection_info(self, collection: str) -> CollectionInfo:
+        """Raises UnknownCollection when it does not exist."""
+        ...
+
+
+class Store(VectorStore, Catalog, Protocol):
+    """A backend implements both halves, plus `close`."""
+
+    def close(self) -> None: ...
