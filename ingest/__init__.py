@@ -1,0 +1,1 @@
+"""The `ingest` CLI: discover -> parse -> chunk -> hash -> embed in batches -> upsert."""
