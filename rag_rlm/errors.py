@@ -6,7 +6,8 @@
     ├── StoreError         the vector store cannot be reached or refused an operation
     ├── UnknownCollection  a collection that does not exist
     ├── BackendError       a generation backend failed (after retries, where retrying made sense)
-    └── BudgetExceeded     a request ran out of tokens or time; carries what was done
+    ├── BudgetExceeded     a request ran out of tokens or time; carries what was done
+    └── Cancelled          the caller withdrew the request
 
 Anything else escaping the library is a bug in it.
 """
@@ -54,3 +55,7 @@ class BudgetExceeded(RagRlmError):
     def __init__(self, message: str, partial_answer: Any = None):
         super().__init__(message)
         self.partial_answer = partial_answer
+
+
+class Cancelled(RagRlmError):
+    """The caller withdrew the request (e.g. an HTTP client disconnected)."""
