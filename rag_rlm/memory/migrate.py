@@ -1,0 +1,93 @@
+"""Schema migrations for the PostgreSQL store: `migrations/NNNN_name.sql`, applied in order, once.
+
+Each applied file is recorded in `rag_rlm_migrations (name, applied_at)`. All pending files run
+in one transaction that first takes an advisory lock, so two processes starting at once (two app
+workers, or `ingest` beside the server) never apply the same file twice; the second one waits,
+then finds nothing left to do.
+
+Also here: `postgres_dsn(url)`, which turns a store URL into a libpq connection string, starting
+the embedded server for `pgserver://PATH` when needed (PgVectorStore and the state store share it).
+"""
+
+from __future__ import annotations
+
+import threading
+from pathlib import Path
+
+import psycopg
+
+from ..errors import ConfigError, StoreError
+
+MIGRATIONS_DIR = Path(__file__).parents[2] / "migrations"
+_LOCK_KEY = 0x5241_4752_4C4D  # "RAGRLM": one advisory lock id for every rag-rlm migrator
+_applied_dsns: set[str] = set()
+_guard = threading.Lock()
+
+
+def postgres_dsn(url: str) -> str:
+    """A libpq DSN for `pgserver://PATH` (embedded; started or reused) or `postgresql://...`."""
+    scheme, sep, rest = url.partition("://")
+    if scheme in ("postgresql", "postgres") and sep:
+        return url
+    if scheme != "pgserver" or not sep or not rest:
+        raise ConfigError("store", f"not a PostgreSQL store URL: {url!r} (pgserver://PATH or postgresql://DSN)")
+    return _embedded_server_dsn(Path(rest))
+
+
+def _embedded_server_dsn(path: Path) -> str:
+    import pgserver  # heavy-ish import, only for the embedded default
+
+    path = path.expanduser()
+    path = path if path.is_absolute() else Path.cwd() / path
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        return pgserver.get_server(path).get_uri()
+    except Exception as e:  # pgserver raises bare subprocess/OS errors
+        raise StoreError(f"could not start the embedded PostgreSQL in {path}: {e}") from e
+
+
+def pending(applied: set[str]) -> list[Path]:
+    if not MIGRATIONS_DIR.is_dir():
+        raise StoreError(f"migrations folder not found at {MIGRATIONS_DIR}")
+    return [p for p in sorted(MIGRATIONS_DIR.glob("*.sql")) if p.name not in applied]
+
+
+def apply_migrations(conn: psycopg.Connection) -> list[str]:
+    """Apply pending migrations on `conn` (not in autocommit mode); names newly applied."""
+    done: list[str] = []
+    with conn.transaction():
+        conn.execute("SELECT pg_advisory_xact_lock(%s)", (_LOCK_KEY,))
+        conn.execute(
+            "CREATE TABLE IF NOT EXISTS rag_rlm_migrations ("
+            " name text PRIMARY KEY, applied_at timestamptz NOT NULL DEFAULT now())"
+        )
+        applied = {row[0] for row in conn.execute("SELECT name FROM rag_rlm_migrations")}
+        for path in pending(applied):
+            try:
+                conn.execute(path.read_text(encoding="utf-8").encode())  # no params: many statements
+            except psycopg.Error as e:
+                raise StoreError(f"migration {path.name} failed: {e}") from e
+            conn.execute("INSERT INTO rag_rlm_migrations (name) VALUES (%s)", (path.name,))
+            done.append(path.name)
+    return done
+
+
+def migrate(url: str) -> list[str]:
+    """Bring the database behind a store URL up to date; returns the names newly applied."""
+    dsn = postgres_dsn(url)
+    try:
+        with psycopg.connect(dsn) as conn:
+            done = apply_migrations(conn)
+    except psycopg.OperationalError as e:
+        raise StoreError(f"cannot connect to PostgreSQL for {url!r}: {e}") from e
+    with _guard:
+        _applied_dsns.add(dsn)
+    return done
+
+
+def ensure_migrated(dsn: str) -> None:
+    """Apply migrations once per process and database (cheap after the first call)."""
+    with _guard:
+        if dsn in _applied_dsns:
+            return
+    migrate(dsn)

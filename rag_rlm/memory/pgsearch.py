@@ -1,0 +1,99 @@
+"""The SQL of PgVectorStore.search: plain top-k by cosine, or hybrid (vector + full text) fused
+by reciprocal rank in one query, as in pgvector-python's hybrid search example.
+
+Rows come back as (document_id, chunk_index, title, source, text, start, end, cosine similarity),
+best first.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import numpy as np
+from psycopg import sql
+
+RRF_K = 60  # the usual reciprocal-rank-fusion constant
+CANDIDATES = 40  # per side of the fusion; a k larger than this widens it
+_DOC_FIELDS = ("title", "source")
+
+_COLUMNS = "c.document_id, c.chunk_index, d.title, d.source, c.text, c.start_pos, c.end_pos"
+_JOIN_DOCS = " JOIN rag_rlm_documents d ON d.collection_id = %(cid)s AND d.document_id = c.document_id"
+# OR semantics: a long question still matches a chunk holding any of its (non stop-)words.
+_TSQUERY = "(SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) tq"
+
+
+def search_sql(
+    table: sql.Identifier,
+    cid: int,
+    vector: np.ndarray,
+    k: int,
+    where: Mapping[str, str] | None,
+    text: str | None,
+) -> tuple[sql.Composed, dict[str, Any]]:
+    filter_sql, params = _filter(where or {})
+    params.update(q=vector, cid=cid, k=k)
+    nearest = _nearest(table, filter_sql, where)
+    if not text or not text.strip():
+        params["n"] = k
+        query = sql.SQL("SELECT * FROM ({}) hits ORDER BY score DESC").format(nearest)
+        return query, params
+    params.update(text=text, n=max(CANDIDATES, k), rrf=RRF_K)
+    query = sql.SQL(
+        "WITH semantic AS ("
+        "  SELECT document_id, chunk_index, row_number() OVER (ORDER BY score DESC) AS rank FROM ({n}) s),"
+        " keyword AS ("
+        "  SELECT c.document_id, c.chunk_index,"
+        "   row_number() OVER (ORDER BY ts_rank_cd(c.tsv, tq.query) DESC) AS rank"
+        "  FROM {t} c" + _JOIN_DOCS + ", " + _TSQUERY +
+        "  WHERE c.tsv @@ tq.query {f}"
+        "  ORDER BY ts_rank_cd(c.tsv, tq.query) DESC LIMIT %(n)s),"
+        " fused AS ("
+        "  SELECT document_id, chunk_index,"
+        "   coalesce(1.0 / (%(rrf)s + s.rank), 0.0) + coalesce(1.0 / (%(rrf)s + kw.rank), 0.0) AS rrf"
+        "  FROM semantic s FULL OUTER JOIN keyword kw USING (document_id, chunk_index)"
+        "  ORDER BY rrf DESC LIMIT %(k)s)"
+        " SELECT " + _COLUMNS + ", 1 - (c.embedding <=> %(q)s) AS score"
+        " FROM fused f JOIN {t} c USING (document_id, chunk_index)" + _JOIN_DOCS
+        + " ORDER BY f.rrf DESC, score DESC"
+    ).format(n=nearest, t=table, f=filter_sql)
+    return query, params
+
+
+def _nearest(table: sql.Identifier, filter_sql: sql.Composable, where: Mapping[str, str] | None) -> sql.Composed:
+    """The %(n)s chunks nearest to %(q)s, with their document's title and source. Unfiltered, the
+    ORDER BY ... LIMIT runs on the chunk table alone so the planner walks the HNSW index."""
+    if not where:
+        source = sql.SQL("(SELECT * FROM {} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c").format(table)
+        tail = sql.SQL("")
+    else:
+        source = sql.SQL("{} c").format(table)
+        tail = sql.SQL(" WHERE TRUE {} ORDER BY c.embedding <=> %(q)s LIMIT %(n)s").format(filter_sql)
+    return sql.SQL(
+        "SELECT " + _COLUMNS + ", 1 - (c.embedding <=> %(q)s) AS score FROM {}" + _JOIN_DOCS + "{}"
+    ).format(source, tail)
+
+
+def _filter(where: Mapping[str, str]) -> tuple[sql.Composable, dict[str, Any]]:
+    """`AND ...` conditions on the document: its id, title, source or a metadata key."""
+    parts: list[sql.Composable] = []
+    params: dict[str, Any] = {}
+    for i, (key, value) in enumerate(where.items()):
+        name = f"w{i}"
+        params[name] = _as_text(value)
+        if key == "document_id":
+            parts.append(sql.SQL("AND c.document_id = {}").format(sql.Placeholder(name)))
+        elif key in _DOC_FIELDS:
+            parts.append(sql.SQL("AND d.{} = {}").format(sql.Identifier(key), sql.Placeholder(name)))
+        else:
+            params[name + "k"] = key
+            parts.append(sql.SQL("AND d.metadata ->> {} = {}").format(
+                sql.Placeholder(name + "k"), sql.Placeholder(name)))
+    return sql.SQL(" ").join(parts), params
+
+
+def _as_text(value: Any) -> str:
+    """Metadata compares as JSON text (`->>`): true/false for booleans, str() otherwise."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return str(value)

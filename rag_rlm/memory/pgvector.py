@@ -1,0 +1,287 @@
+"""PostgreSQL + pgvector store: embedded through pgserver (`pgserver://PATH`) or by DSN.
+
+Layout: `rag_rlm_collections` and `rag_rlm_documents` are shared tables (migrations/), while each
+collection's chunks live in their own table `rag_rlm_chunks_<collection id>`, created on the
+collection's first write. Why per-collection chunk tables: an HNSW index needs a fixed vector
+dimension (collections may use different embedders), and a per-collection index keeps top-k exact
+in scope — on a shared table pgvector would filter by collection *after* the approximate index
+scan and silently return fewer than k hits for small collections. Dropping a collection is a
+`DROP TABLE`. Each chunk row carries a generated `tsvector` ('english') with a GIN index for
+hybrid search.
+
+Every write is one transaction: the collection's version is bumped first (which also serialises
+writers of one collection on that row), the document's old chunks deleted, the new ones COPYed in
+binary, and the document record upserted.
+"""
+
+from __future__ import annotations
+
+import threading
+from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from typing import Any
+
+import numpy as np
+import psycopg
+from pgvector.psycopg import register_vector
+from psycopg import sql
+from psycopg.types.json import Jsonb
+from psycopg_pool import ConnectionPool
+
+from ..config import validate_collection_name
+from ..errors import StoreError, UnknownCollection
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+from . import pgsearch
+from .migrate import ensure_migrated, postgres_dsn
+
+EF_SEARCH = 200  # HNSW candidate list per query: recall@10 >= 0.95 at 100k (bench/bench_search.py)
+HNSW_PARAMS = "m = 16, ef_construction = 64"
+_COPY_TYPES = ["text", "int4", "text", "int4", "int4", "vector"]
+
+
+def _chunks_table(cid: int) -> sql.Identifier:
+    return sql.Identifier(f"rag_rlm_chunks_{cid}")
+
+
+def _hnsw_index(cid: int) -> sql.Identifier:
+    return sql.Identifier(f"rag_rlm_chunks_{cid}_hnsw")
+
+
+class PgVectorStore:
+    """The Store Protocol on PostgreSQL; safe to share between threads (a connection pool)."""
+
+    def __init__(self, dsn: str, *, pool_size: int = 8):
+        ensure_migrated(dsn)
+        self._bulk: set[str] = set()  # collections inside bulk_load(): no HNSW index until the end
+        self._lock = threading.Lock()
+        try:
+            self._pool = ConnectionPool(
+                dsn, min_size=1, max_size=pool_size, configure=_configure, open=True, timeout=30
+            )
+        except psycopg.Error as e:
+            raise StoreError(f"cannot connect to PostgreSQL: {e}") from e
+
+    @classmethod
+    def from_url(cls, url: str) -> PgVectorStore:
+        return cls(postgres_dsn(url))
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write_document(
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None:
+        vectors = _check_vectors(document, chunks, vectors)
+        with self._tx(f"writing document {document.id!r}") as conn:
+            cid = self._ensure_collection(conn, collection, vectors.shape[1])
+            table = _chunks_table(cid)
+            conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document.id,))
+            copy_sql = sql.SQL(
+                "COPY {} (document_id, chunk_index, text, start_pos, end_pos, embedding)"
+                " FROM STDIN WITH (FORMAT BINARY)"
+            ).format(table)
+            with conn.cursor().copy(copy_sql) as copy:
+                copy.set_types(_COPY_TYPES)
+                for chunk, vector in zip(chunks, vectors, strict=True):
+                    copy.write_row((document.id, chunk.index, chunk.text, chunk.start, chunk.end, vector))
+            conn.execute(
+                "INSERT INTO rag_rlm_documents AS d (collection_id, document_id, title, source,"
+                " content_hash, chunk_count, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)"
+                " ON CONFLICT (collection_id, document_id) DO UPDATE SET title = excluded.title,"
+                " source = excluded.source, content_hash = excluded.content_hash,"
+                " chunk_count = excluded.chunk_count, metadata = excluded.metadata, updated_at = now()",
+                (cid, document.id, document.title, document.source, document.content_hash,
+                 len(chunks), Jsonb(dict(document.metadata))),
+            )
+
+    def delete_document(self, collection: str, document_id: str) -> bool:
+        with self._tx(f"deleting document {document_id!r}") as conn:
+            cid, _ = _collection_row(conn, collection)
+            gone = conn.execute(
+                "DELETE FROM rag_rlm_documents WHERE collection_id = %s AND document_id = %s RETURNING 1",
+                (cid, document_id),
+            ).fetchone()
+            if gone is None:
+                return False
+            conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_chunks_table(cid)), (document_id,))
+            _bump_version(conn, cid)
+            return True
+
+    def drop_collection(self, collection: str) -> None:
+        """Remove a collection with all its documents and chunks; UnknownCollection if absent."""
+        with self._tx(f"dropping collection {collection!r}") as conn:
+            cid, _ = _collection_row(conn, collection)
+            conn.execute("DELETE FROM rag_rlm_collections WHERE id = %s", (cid,))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_chunks_table(cid)))
+
+    @contextmanager
+    def bulk_load(self, collection: str) -> Iterator[None]:
+        """Many writes into one collection, fast: its HNSW index is dropped while they run and
+        built once at the end (growing the graph row by row is ~10x slower). Searches in the
+        meantime are exact, so still correct. Used by the search benchmark and big first loads."""
+        validate_collection_name(collection)
+        with self._lock:
+            self._bulk.add(collection)
+        try:
+            with self._tx(f"preparing bulk load of {collection!r}") as conn:
+                row = _find_collection(conn, collection)
+                if row is not None:
+                    conn.execute(sql.SQL("DROP INDEX IF EXISTS {}").format(_hnsw_index(row[0])))
+            yield
+        finally:
+            with self._lock:
+                self._bulk.discard(collection)
+        with self._tx(f"indexing {collection!r}") as conn:
+            row = _find_collection(conn, collection)
+            if row is not None:
+                conn.execute("SET LOCAL maintenance_work_mem = '1GB'")  # keep the graph in memory
+                _create_hnsw_index(conn, row[0])
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        k: int,
+        where: Mapping[str, str] | None = None,
+        text: str | None = None,
+    ) -> list[Span]:
+        if k <= 0:
+            return []
+        query_vector = np.asarray(vector, dtype=np.float32).reshape(-1)
+        with self._tx(f"searching {collection!r}") as conn:
+            cid, dim = _collection_row(conn, collection)
+            if query_vector.shape[0] != dim:
+                raise StoreError(f"query vector has dimension {query_vector.shape[0]}, collection {collection!r} has {dim}")
+            if where:
+                # The HNSW scan filters after the approximate search and can return fewer than k
+                # rows under a selective filter; a filtered search is exact instead.
+                conn.execute("SET LOCAL enable_indexscan = off")
+            query, params = pgsearch.search_sql(_chunks_table(cid), cid, query_vector, k, where, text)
+            rows = conn.execute(query, params).fetchall()
+        return [Span(*row[:7], score=float(row[7])) for row in rows]
+
+    def collections(self) -> list[CollectionInfo]:
+        with self._tx("listing collections") as conn:
+            rows = conn.execute(_INFO_SQL + " GROUP BY c.id ORDER BY c.name").fetchall()
+        return [_info(row) for row in rows]
+
+    def collection_info(self, collection: str) -> CollectionInfo:
+        validate_collection_name(collection)
+        with self._tx(f"reading collection {collection!r}") as conn:
+            row = conn.execute(_INFO_SQL + " WHERE c.name = %s GROUP BY c.id", (collection,)).fetchone()
+        if row is None:
+            raise UnknownCollection(collection)
+        return _info(row)
+
+    def documents(self, collection: str) -> dict[str, DocumentRecord]:
+        with self._tx(f"listing documents of {collection!r}") as conn:
+            cid, _ = _collection_row(conn, collection)
+            rows = conn.execute(
+                "SELECT document_id, title, source, content_hash, chunk_count, metadata"
+                " FROM rag_rlm_documents WHERE collection_id = %s ORDER BY document_id",
+                (cid,),
+            ).fetchall()
+        return {row[0]: DocumentRecord(*row) for row in rows}
+
+    def close(self) -> None:
+        self._pool.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    @contextmanager
+    def _tx(self, what: str) -> Iterator[psycopg.Connection]:
+        """A pooled connection inside one transaction; database errors become StoreError."""
+        try:
+            with self._pool.connection() as conn, conn.transaction():
+                yield conn
+        except psycopg.Error as e:
+            raise StoreError(f"{what}: {e}") from e
+
+    def _ensure_collection(self, conn: psycopg.Connection, name: str, dim: int) -> int:
+        validate_collection_name(name)
+        row = _find_collection(conn, name)
+        if row is None:
+            # Two writers creating the same collection: the second waits here, then finds it.
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("rag_rlm_collection:" + name,))
+            row = _find_collection(conn, name) or self._create_collection(conn, name, dim)
+        cid, stored_dim = row
+        if stored_dim != dim:
+            raise StoreError(f"collection {name!r} holds {stored_dim}-dimensional vectors, got {dim}")
+        _bump_version(conn, cid)
+        return cid
+
+    def _create_collection(self, conn: psycopg.Connection, name: str, dim: int) -> tuple[int, int]:
+        row = conn.execute(
+            "INSERT INTO rag_rlm_collections (name, dimension) VALUES (%s, %s) RETURNING id", (name, dim)
+        ).fetchone()
+        assert row is not None
+        cid = int(row[0])
+        table = _chunks_table(cid)
+        conn.execute(sql.SQL(
+            "CREATE TABLE {} (document_id text NOT NULL, chunk_index integer NOT NULL,"
+            " text text NOT NULL, start_pos integer NOT NULL, end_pos integer NOT NULL,"
+            " embedding vector({}) NOT NULL,"
+            " tsv tsvector GENERATED ALWAYS AS (to_tsvector('english', text)) STORED,"
+            " PRIMARY KEY (document_id, chunk_index))"
+        ).format(table, sql.SQL(str(int(dim)))))
+        conn.execute(sql.SQL("CREATE INDEX {} ON {} USING gin (tsv)").format(
+            sql.Identifier(f"rag_rlm_chunks_{cid}_tsv"), table))
+        with self._lock:
+            bulk = name in self._bulk
+        if not bulk:
+            _create_hnsw_index(conn, cid)
+        return cid, dim
+
+
+_INFO_SQL = (
+    "SELECT c.name, c.id, c.version, count(d.document_id), coalesce(sum(d.chunk_count), 0)"
+    " FROM rag_rlm_collections c LEFT JOIN rag_rlm_documents d ON d.collection_id = c.id"
+)
+
+
+def _info(row: tuple[Any, ...]) -> CollectionInfo:
+    name, cid, version, documents, chunks = row
+    # The id makes a dropped-and-recreated collection never reuse an old version string.
+    return CollectionInfo(name=name, documents=int(documents), chunks=int(chunks), version=f"{cid}.{version}")
+
+
+def _configure(conn: psycopg.Connection) -> None:
+    register_vector(conn)
+    conn.execute(f"SET hnsw.ef_search = {EF_SEARCH}")
+    conn.commit()
+
+
+def _find_collection(conn: psycopg.Connection, name: str) -> tuple[int, int] | None:
+    row = conn.execute("SELECT id, dimension FROM rag_rlm_collections WHERE name = %s", (name,)).fetchone()
+    return (int(row[0]), int(row[1])) if row else None
+
+
+def _collection_row(conn: psycopg.Connection, name: str) -> tuple[int, int]:
+    validate_collection_name(name)
+    row = _find_collection(conn, name)
+    if row is None:
+        raise UnknownCollection(name)
+    return row
+
+
+def _bump_version(conn: psycopg.Connection, cid: int) -> None:
+    conn.execute("UPDATE rag_rlm_collections SET version = version + 1 WHERE id = %s", (cid,))
+
+
+def _create_hnsw_index(conn: psycopg.Connection, cid: int) -> None:
+    conn.execute(sql.SQL(
+        "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) WITH ({})"
+    ).format(_hnsw_index(cid), _chunks_table(cid), sql.SQL(HNSW_PARAMS)))
+
+
+def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(chunks) or vectors.shape[1] == 0:
+        raise StoreError(
+            f"document {document.id!r}: expected {len(chunks)} vectors as a 2-D array, got shape {vectors.shape}"
+        )
+    for chunk in chunks:
+        if chunk.document_id != document.id:
+            raise StoreError(f"chunk {chunk.index} belongs to {chunk.document_id!r}, not {document.id!r}")
+    return vectors
