@@ -1,0 +1,257 @@
+"""One parser per file format, chosen by suffix, each turning raw bytes into Documents.
+
+Every format is reduced to the same plain-text shape so the chunker needs one rule: blocks
+separated by blank lines, and headings written as Markdown headings (`# Title`, `## Part`).
+Markdown itself is kept as written (see `parse_markdown`), other formats are converted to it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+import re
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from rag_rlm.errors import RagRlmError
+from rag_rlm.types import Document
+
+
+class ParseError(RagRlmError):
+    """A file (or one JSONL line) that cannot be turned into text; `reason` says why."""
+
+    def __init__(self, path: str, reason: str):
+        super().__init__(f"{path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+@dataclass
+class Parsed:
+    """What came out of one file: documents, and for JSONL the lines that failed on their own."""
+
+    documents: list[Document]
+    errors: list[ParseError] = field(default_factory=list)
+
+
+def sha256(data: bytes) -> str:
+    return hashlib.sha256(data).hexdigest()
+
+
+def parse_file(path: Path, doc_id: str, data: bytes | None = None) -> Parsed:
+    """Parse `path` (its bytes may be passed in when already read for hashing)."""
+    parser = PARSERS.get(path.suffix.lower())
+    if parser is None:
+        raise ParseError(str(path), f"unsupported file type {path.suffix or '(no suffix)'!r}; "
+                                    f"known: {', '.join(sorted(PARSERS))}")
+    if data is None:
+        try:
+            data = path.read_bytes()
+        except OSError as e:
+            raise ParseError(str(path), f"unreadable: {e.strerror or e}") from None
+    if not data.strip():
+        raise ParseError(str(path), "empty: no text")
+    return parser(path, doc_id, data)
+
+
+# --- text formats ------------------------------------------------------------------------
+
+def decode_text(path: Path, data: bytes) -> str:
+    """UTF-8 (a BOM is dropped), newlines normalised; binary files are refused, not guessed at."""
+    if b"\x00" in data:
+        raise ParseError(str(path), "binary file (NUL bytes)")
+    try:
+        text = data.decode("utf-8-sig")
+    except UnicodeDecodeError as e:
+        raise ParseError(str(path), f"not valid UTF-8 (byte {e.start})") from None
+    return text.replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _document(path: Path, doc_id: str, data: bytes, title: str | None, text: str) -> Parsed:
+    if not text.strip():
+        raise ParseError(str(path), "empty: no text")
+    return Parsed([Document(id=doc_id, title=(title or path.stem).strip(), source=str(path),
+                            text=text, content_hash=sha256(data))])
+
+
+def parse_text(path: Path, doc_id: str, data: bytes) -> Parsed:
+    text = decode_text(path, data)
+    # plain text has no markup; a short first line standing alone reads as its heading
+    first, sep, rest = text.lstrip().partition("\n")
+    title = first if sep and len(first) <= 80 and rest.startswith("\n") else None
+    return _document(path, doc_id, data, title, text)
+
+
+def parse_markdown(path: Path, doc_id: str, data: bytes) -> Parsed:
+    # The Markdown source is kept as the document text instead of rendering it: headings stay
+    # visible as `#` lines (which the chunker splits on), citations can point at exact offsets
+    # of the file the user wrote, and the light syntax costs the embedder nothing. markdown-it-py
+    # is used only to find the title, so `#` lines inside code fences and setext headings
+    # (Title / =====) are read correctly.
+    text = decode_text(path, data)
+    return _document(path, doc_id, data, _markdown_title(text), text)
+
+
+def _markdown_title(text: str) -> str | None:
+    from markdown_it import MarkdownIt
+
+    tokens = MarkdownIt("commonmark").parse(text)
+    for i, tok in enumerate(tokens):
+        if tok.type == "heading_open" and i + 1 < len(tokens):
+            return tokens[i + 1].content
+    return None
+
+
+# --- HTML --------------------------------------------------------------------------------
+
+_DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
+_HEADINGS = {f"h{n}": n for n in range(1, 7)}
+_BLOCKS = ("p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "caption", "figcaption")
+
+
+def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
+    """BeautifulSoup with lxml: tolerant of real-world HTML, and it reads the page's declared
+    encoding. Headings become `#` lines, block elements paragraphs."""
+    if b"\x00" in data:
+        raise ParseError(str(path), "binary file (NUL bytes)")
+    from bs4 import BeautifulSoup
+
+    soup = BeautifulSoup(data, "lxml")
+    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    h1 = soup.find("h1")
+    title = title or (h1.get_text(" ", strip=True) if h1 else None)
+    for tag in soup.find_all(_DROP):
+        tag.decompose()
+    text = "\n\n".join(_html_blocks(soup.body or soup))
+    return _document(path, doc_id, data, title, text)
+
+
+def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
+    blocks: list[str] = []
+    for tag in root.find_all(list(_HEADINGS) + list(_BLOCKS) + ["div", "section", "article", "footer"]):
+        if tag.name in ("div", "section", "article", "footer"):
+            # only the text placed directly in a container; its block children are visited anyway
+            own = " ".join(s.strip() for s in tag.find_all(string=True, recursive=False) if s.strip())
+            if own:
+                blocks.append(own)
+            continue
+        if tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
+            continue  # nested inside a block already taken whole (e.g. <p> in <li>)
+        words = " ".join(tag.get_text(" ", strip=True).split())
+        if words:
+            level = _HEADINGS.get(tag.name)
+            blocks.append(f"{'#' * level} {words}" if level else words)
+    return blocks
+
+
+# --- PDF and DOCX ------------------------------------------------------------------------
+
+def parse_pdf(path: Path, doc_id: str, data: bytes) -> Parsed:
+    """pypdf: pure Python, maintained, no system libraries. Pages are separated by a blank line
+    so a page break is a paragraph break for the chunker."""
+    from pypdf import PdfReader
+
+    try:
+        reader = PdfReader(io.BytesIO(data))
+        if reader.is_encrypted and not reader.decrypt(""):
+            raise ParseError(str(path), "encrypted PDF (needs a password)")
+        pages = [page.extract_text() or "" for page in reader.pages]
+    except ParseError:
+        raise
+    except Exception as e:  # pypdf raises many types on damaged files; all mean "corrupt"
+        raise ParseError(str(path), f"corrupt PDF: {type(e).__name__}: {e}") from None
+    text = "\n\n".join(_tidy(p) for p in pages if p.strip())
+    return _document(path, doc_id, data, None, text)
+
+
+def parse_docx(path: Path, doc_id: str, data: bytes) -> Parsed:
+    """python-docx; paragraphs styled Title/Heading N become `#` lines, table rows `a | b`."""
+    import docx
+    from docx.table import Table
+
+    try:
+        document = docx.Document(io.BytesIO(data))
+        title = (document.core_properties.title or "").strip() or None
+        blocks = []
+        for item in document.iter_inner_content():
+            if isinstance(item, Table):
+                blocks += [" | ".join(c.text.strip() for c in row.cells) for row in item.rows]
+            elif item.text.strip():
+                blocks.append(_docx_paragraph(item.style.name if item.style else "", item.text))
+    except Exception as e:  # a zip that is not a docx, a broken part, ...: all mean "corrupt"
+        raise ParseError(str(path), f"corrupt DOCX: {type(e).__name__}: {e}") from None
+    if title is None:
+        title = next((b.lstrip("# ") for b in blocks if b.startswith("#")), None)
+    return _document(path, doc_id, data, title, "\n\n".join(b for b in blocks if b.strip()))
+
+
+def _docx_paragraph(style: str, text: str) -> str:
+    text = " ".join(text.split())
+    if style == "Title":
+        return f"# {text}"
+    match = re.fullmatch(r"Heading (\d)", style)
+    return f"{'#' * min(int(match.group(1)), 6)} {text}" if match else text
+
+
+def _tidy(text: str) -> str:
+    text = text.replace("\r\n", "\n").replace("\x00", "")
+    return re.sub(r"\n{3,}", "\n\n", text).strip()
+
+
+# --- JSONL -------------------------------------------------------------------------------
+
+def parse_jsonl(path: Path, doc_id: str, data: bytes) -> Parsed:
+    """One document per line: {"id", "title", "text", ...extra keys -> metadata}. The record's
+    own id is the document id (so evaluation gold ids match); a bad line fails on its own."""
+    text = decode_text(path, data)
+    out = Parsed([])
+    seen: dict[str, int] = {}
+    for number, line in enumerate(text.split("\n"), start=1):
+        if not line.strip():
+            continue
+        try:
+            document = _record(path, line)
+            if document.id in seen:
+                raise ValueError(f"duplicate id {document.id!r} (first on line {seen[document.id]})")
+        except ValueError as e:
+            out.errors.append(ParseError(f"{path}:{number}", f"line {number}: {e}"))
+            continue
+        seen[document.id] = number
+        out.documents.append(document)
+    if not out.documents and not out.errors:
+        raise ParseError(str(path), "empty: no text")
+    return out
+
+
+def _record(path: Path, line: str) -> Document:
+    record = json.loads(line)  # JSONDecodeError is a ValueError
+    if not isinstance(record, dict):
+        raise ValueError("expected a JSON object")
+    rid, text, title = record.get("id"), record.get("text"), record.get("title")
+    if isinstance(rid, bool) or not isinstance(rid, str | int) or not str(rid).strip():
+        raise ValueError("missing or invalid 'id' (a non-empty string or an integer)")
+    if not isinstance(text, str) or not text.strip():
+        raise ValueError("missing or empty 'text'")
+    if title is not None and not isinstance(title, str):
+        raise ValueError("'title' must be a string")
+    canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
+    metadata = {k: v for k, v in record.items() if k not in ("id", "title", "text")}
+    return Document(id=str(rid), title=title or str(rid), source=str(path), text=text,
+                    content_hash=sha256(canonical.encode("utf-8")), metadata=metadata)
+
+
+Parser = Callable[[Path, str, bytes], Parsed]
+
+PARSERS: dict[str, Parser] = {
+    ".txt": parse_text,
+    ".text": parse_text,
+    ".md": parse_markdown,
+    ".markdown": parse_markdown,
+    ".html": parse_html,
+    ".htm": parse_html,
+    ".pdf": parse_pdf,
+    ".docx": parse_docx,
+    ".jsonl": parse_jsonl,
+}
