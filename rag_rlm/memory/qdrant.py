@@ -1,0 +1,325 @@
+"""Qdrant store: local mode on disk (`qdrant://PATH`, `qdrant://:memory:`) or a server
+(`qdrant+http://HOST:PORT`, `qdrant+https://...`, API key from `QDRANT_API_KEY`).
+
+One Qdrant collection per rag-rlm collection (`rag_rlm__<name>`, cosine), whose points are the
+chunks under deterministic ids (uuid5 of document id + chunk index), plus one registry collection
+(`rag_rlm_registry`) holding a point per document record and per collection (its dimension and
+content version). Qdrant has no multi-point transactions, so `write_document` orders its steps:
+upsert the chunks, delete the document's stale points, then write the document record and the
+collection version LAST — an interrupted write leaves the old (or no) content hash behind and the
+next ingest simply redoes the document.
+
+Hybrid search (`text=`) fuses the vector top-N with a BM25 text query over a scored full-text
+index on the chunk text, by reciprocal rank, inside Qdrant (works in local mode too).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import uuid
+from collections.abc import Iterator, Mapping, Sequence
+from typing import Any
+
+import numpy as np
+from qdrant_client import QdrantClient
+from qdrant_client import models as qm
+
+from ..config import validate_collection_name
+from ..errors import ConfigError, StoreError, UnknownCollection
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+
+REGISTRY = "rag_rlm_registry"  # user collections are rag_rlm__<name>, so this cannot clash
+CANDIDATES = 40  # per side of the hybrid fusion
+_NS = uuid.UUID("6f1c1f4e-2a59-4c55-9a7e-5f0d3c1b2a10")
+_DOC_FIELDS = ("document_id", "title", "source")
+
+# Local mode allows one client per path per process: opens of one path share a client.
+_clients: dict[str, tuple[QdrantClient, int]] = {}
+_clients_lock = threading.Lock()
+
+
+def _acquire(key: str, factory: Any) -> QdrantClient:
+    with _clients_lock:
+        client, refs = _clients.get(key, (None, 0))
+        if client is None:
+            client = factory()
+        _clients[key] = (client, refs + 1)
+        return client
+
+
+def _release(key: str) -> None:
+    with _clients_lock:
+        client, refs = _clients.get(key, (None, 0))
+        if client is None:
+            return
+        if refs <= 1:
+            del _clients[key]
+            client.close()
+        else:
+            _clients[key] = (client, refs - 1)
+
+
+def point_id(document_id: str, chunk_index: int) -> str:
+    return str(uuid.uuid5(_NS, f"{document_id}\x00{chunk_index}"))
+
+
+def _record_id(collection: str, document_id: str | None = None) -> str:
+    return str(uuid.uuid5(_NS, f"{collection}\x00{document_id}" if document_id is not None else collection))
+
+
+def _qname(collection: str) -> str:
+    return "rag_rlm__" + validate_collection_name(collection)
+
+
+def _match(key: str, value: Any) -> qm.FieldCondition:
+    return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
+
+
+class QdrantStore:
+    """The Store Protocol on Qdrant; thread-safe (the client is, and writes take a lock)."""
+
+    def __init__(self, client: QdrantClient, *, client_key: str | None = None):
+        self._client = client
+        self._key = client_key
+        self._lock = threading.RLock()
+        self._ensure_registry()
+
+    @classmethod
+    def from_url(cls, url: str) -> QdrantStore:
+        scheme, _, rest = url.partition("://")
+        if not rest:
+            raise ConfigError("store", f"{url!r}: expected qdrant://PATH or qdrant+http(s)://HOST:PORT")
+        if scheme in ("qdrant+http", "qdrant+https"):
+            base = scheme.removeprefix("qdrant+") + "://" + rest
+            return cls(QdrantClient(url=base, api_key=os.environ.get("QDRANT_API_KEY") or None))
+        if scheme != "qdrant":
+            raise ConfigError("store", f"not a Qdrant store URL: {url!r}")
+        if rest == ":memory:":
+            return cls(QdrantClient(location=":memory:"))
+        path = os.path.abspath(os.path.expanduser(rest))
+        try:
+            client = _acquire(path, lambda: QdrantClient(path=path))
+        except (RuntimeError, OSError) as e:  # e.g. the folder is locked by another process
+            raise StoreError(f"cannot open Qdrant local storage at {path}: {e}") from e
+        return cls(client, client_key=path)
+
+    # -- writes ---------------------------------------------------------------------------------
+
+    def write_document(
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
+    ) -> None:
+        vectors = _check_vectors(document, chunks, vectors)
+        name = self._ensure_collection(collection, vectors.shape[1])
+        base = {"title": document.title, "source": document.source, "metadata": dict(document.metadata),
+                "content_hash": document.content_hash}
+        points = [
+            qm.PointStruct(
+                id=point_id(document.id, c.index), vector=v.tolist(),
+                payload={**base, "document_id": document.id, "chunk_index": c.index, "text": c.text,
+                         "start": c.start, "end": c.end},
+            )
+            for c, v in zip(chunks, vectors, strict=True)
+        ]
+        stale = qm.Filter(must=[_match("document_id", document.id),
+                                qm.FieldCondition(key="chunk_index", range=qm.Range(gte=len(chunks)))])
+        with self._errors(f"writing document {document.id!r}"):
+            if points:
+                self._client.upsert(name, points=points, wait=True)
+            self._client.delete(name, points_selector=qm.FilterSelector(filter=stale), wait=True)
+            record = {"kind": "document", "collection": collection, "document_id": document.id,
+                      "chunk_count": len(chunks), **base}
+            self._put_record(_record_id(collection, document.id), record)
+            self._bump_version(collection)
+
+    def delete_document(self, collection: str, document_id: str) -> bool:
+        name = self._existing(collection)
+        rid = _record_id(collection, document_id)
+        with self._errors(f"deleting document {document_id!r}"):
+            if not self._client.retrieve(REGISTRY, ids=[rid]):
+                return False
+            selector = qm.FilterSelector(filter=qm.Filter(must=[_match("document_id", document_id)]))
+            self._client.delete(name, points_selector=selector, wait=True)
+            self._client.delete(REGISTRY, points_selector=qm.PointIdsList(points=[rid]), wait=True)
+            self._bump_version(collection)
+        return True
+
+    def drop_collection(self, collection: str) -> None:
+        """Remove a collection with all its documents and chunks; UnknownCollection if absent."""
+        name = self._existing(collection)
+        with self._errors(f"dropping collection {collection!r}"):
+            self._client.delete_collection(name)
+            selector = qm.FilterSelector(filter=qm.Filter(must=[_match("collection", collection)]))
+            self._client.delete(REGISTRY, points_selector=selector, wait=True)
+
+    # -- reads ----------------------------------------------------------------------------------
+
+    def search(
+        self,
+        collection: str,
+        vector: np.ndarray,
+        k: int,
+        where: Mapping[str, str] | None = None,
+        text: str | None = None,
+    ) -> list[Span]:
+        name = self._existing(collection)
+        if k <= 0:
+            return []
+        query = np.asarray(vector, dtype=np.float32).reshape(-1)
+        query_filter = _filter(where)
+        with self._errors(f"searching {collection!r}"):
+            if text and text.strip():
+                n = max(CANDIDATES, k)
+                hits = self._client.query_points(
+                    name, limit=k, with_payload=True, with_vectors=True,
+                    prefetch=[qm.Prefetch(query=query.tolist(), filter=query_filter, limit=n),
+                              qm.Prefetch(query=qm.TextQuery(text=text), using="text", filter=query_filter, limit=n)],
+                    query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                ).points
+            else:
+                hits = self._client.query_points(
+                    name, query=query.tolist(), query_filter=query_filter, limit=k, with_payload=True
+                ).points
+        unit = query / (np.linalg.norm(query) or 1.0)
+        return [_span(hit, unit) for hit in hits]
+
+    def collections(self) -> list[CollectionInfo]:
+        records = self._scroll(qm.Filter(must=[_match("kind", "collection")]))
+        return sorted((self.collection_info(r["collection"]) for r in records), key=lambda c: c.name)
+
+    def collection_info(self, collection: str) -> CollectionInfo:
+        name = self._existing(collection)
+        with self._errors(f"reading collection {collection!r}"):
+            record = self._client.retrieve(REGISTRY, ids=[_record_id(collection)], with_payload=True)
+            docs = self._client.count(REGISTRY, count_filter=_documents_of(collection), exact=True).count
+            chunks = self._client.count(name, exact=True).count
+        version = str(record[0].payload.get("version", "")) if record and record[0].payload else ""
+        return CollectionInfo(name=collection, documents=docs, chunks=chunks, version=version)
+
+    def documents(self, collection: str) -> dict[str, DocumentRecord]:
+        self._existing(collection)
+        out = {}
+        for r in self._scroll(_documents_of(collection)):
+            out[r["document_id"]] = DocumentRecord(
+                id=r["document_id"], title=r["title"], source=r["source"], content_hash=r["content_hash"],
+                chunk_count=int(r["chunk_count"]), metadata=dict(r.get("metadata") or {}),
+            )
+        return dict(sorted(out.items()))
+
+    def close(self) -> None:
+        if self._key is not None:
+            _release(self._key)
+            self._key = None
+        else:
+            self._client.close()
+
+    # -- internals ------------------------------------------------------------------------------
+
+    def _errors(self, what: str) -> _StoreErrors:
+        return _StoreErrors(what)
+
+    def _ensure_registry(self) -> None:
+        with self._lock, self._errors("creating the registry"):
+            if not self._client.collection_exists(REGISTRY):
+                self._client.create_collection(
+                    REGISTRY, vectors_config=qm.VectorParams(size=1, distance=qm.Distance.DOT))
+                for key in ("kind", "collection"):
+                    self._index(REGISTRY, key, qm.PayloadSchemaType.KEYWORD)
+
+    def _existing(self, collection: str) -> str:
+        name = _qname(collection)
+        with self._errors(f"looking up {collection!r}"):
+            if not self._client.retrieve(REGISTRY, ids=[_record_id(collection)]):
+                raise UnknownCollection(collection)
+        return name
+
+    def _ensure_collection(self, collection: str, dim: int) -> str:
+        name = _qname(collection)
+        with self._lock, self._errors(f"creating collection {collection!r}"):
+            found = self._client.retrieve(REGISTRY, ids=[_record_id(collection)], with_payload=True)
+            if found:
+                stored = int((found[0].payload or {}).get("dimension", dim))
+                if stored != dim:
+                    raise StoreError(f"collection {collection!r} holds {stored}-dimensional vectors, got {dim}")
+                return name
+            if not self._client.collection_exists(name):
+                self._client.create_collection(name, vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE))
+                self._index(name, "document_id", qm.PayloadSchemaType.KEYWORD)
+                self._index(name, "chunk_index", qm.PayloadSchemaType.INTEGER)
+                self._index(name, "text", qm.TextIndexParams(type=qm.TextIndexType.TEXT, scoring=True))
+            self._put_record(_record_id(collection), {"kind": "collection", "collection": collection,
+                                                      "dimension": dim, "version": uuid.uuid4().hex})
+        return name
+
+    def _index(self, name: str, key: str, schema: Any) -> None:
+        import warnings
+
+        with warnings.catch_warnings():  # local mode warns that keyword indexes are no-ops there
+            warnings.simplefilter("ignore", UserWarning)
+            self._client.create_payload_index(name, key, field_schema=schema, wait=True)
+
+    def _put_record(self, rid: str, payload: dict[str, Any]) -> None:
+        self._client.upsert(REGISTRY, points=[qm.PointStruct(id=rid, vector=[1.0], payload=payload)], wait=True)
+
+    def _bump_version(self, collection: str) -> None:
+        self._client.set_payload(REGISTRY, payload={"version": uuid.uuid4().hex},
+                                 points=[_record_id(collection)], wait=True)
+
+    def _scroll(self, query_filter: qm.Filter) -> Iterator[dict[str, Any]]:
+        offset = None
+        while True:
+            with self._errors("listing the registry"):
+                points, offset = self._client.scroll(REGISTRY, scroll_filter=query_filter, limit=256,
+                                                     offset=offset, with_payload=True)
+            yield from (p.payload or {} for p in points)
+            if offset is None:
+                return
+
+
+class _StoreErrors:
+    """Turns the client's transport/API errors into StoreError; our own errors pass through."""
+
+    def __init__(self, what: str):
+        self.what = what
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> bool:
+        if error is None or isinstance(error, (StoreError, UnknownCollection, ConfigError)):
+            return False
+        if isinstance(error, Exception):
+            raise StoreError(f"{self.what}: {error}") from error
+        return False
+
+
+def _documents_of(collection: str) -> qm.Filter:
+    return qm.Filter(must=[_match("kind", "document"), _match("collection", collection)])
+
+
+def _filter(where: Mapping[str, str] | None) -> qm.Filter | None:
+    if not where:
+        return None
+    keys = [key if key in _DOC_FIELDS else f"metadata.{key}" for key in where]
+    return qm.Filter(must=[_match(key, value) for key, value in zip(keys, where.values(), strict=True)])
+
+
+def _span(hit: qm.ScoredPoint, unit_query: np.ndarray) -> Span:
+    p = hit.payload or {}
+    score = hit.score
+    if isinstance(hit.vector, list):  # hybrid: report cosine similarity, not the fused rank score
+        score = float(np.dot(unit_query, np.asarray(hit.vector, dtype=np.float32)))
+    return Span(document_id=p["document_id"], chunk_index=int(p["chunk_index"]), title=p.get("title", ""),
+                source=p.get("source", ""), text=p.get("text", ""), start=int(p.get("start", 0)),
+                end=int(p.get("end", 0)), score=float(score))
+
+
+def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(chunks) or vectors.shape[1] == 0:
+        raise StoreError(
+            f"document {document.id!r}: expected {len(chunks)} vectors as a 2-D array, got shape {vectors.shape}")
+    for chunk in chunks:
+        if chunk.document_id != document.id:
+            raise StoreError(f"chunk {chunk.index} belongs to {chunk.document_id!r}, not {document.id!r}")
+    return vectors

@@ -1,0 +1,128 @@
+"""Small key-value state the app shares across processes: memo cache entries, answer traces,
+background jobs. Values are JSON-serialisable dicts, grouped by `kind`.
+
+With a PostgreSQL store (`pgserver://`, `postgresql://`) the state lives in the same database
+(table `rag_rlm_state`, created by a migration), so several app processes see one state. With
+any other store (Qdrant) it is a SQLite file, `state.sqlite3` under the data folder (WAL mode:
+readers do not block the writer, and other processes on the same machine share it).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+import threading
+import time
+from pathlib import Path
+from typing import Any, Protocol, runtime_checkable
+
+from ..errors import StoreError
+
+_SQLITE_SCHEMA = (
+    "CREATE TABLE IF NOT EXISTS rag_rlm_state (kind TEXT NOT NULL, key TEXT NOT NULL,"
+    " value TEXT NOT NULL, updated_at REAL NOT NULL, PRIMARY KEY (kind, key))"
+)
+
+
+@runtime_checkable
+class StateStore(Protocol):
+    def get(self, kind: str, key: str) -> dict[str, Any] | None: ...
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None: ...
+
+
+def open_state(store_url: str, data_dir: str) -> StateStore:
+    """The state store that goes with a vector store URL (see the module docstring)."""
+    scheme = store_url.partition("://")[0]
+    if scheme in ("pgserver", "postgresql", "postgres"):
+        return PostgresState.from_url(store_url)
+    return SqliteState(Path(data_dir) / "state.sqlite3")
+
+
+def _encode(value: dict[str, Any]) -> str:
+    if not isinstance(value, dict):
+        raise StoreError(f"state values must be dicts, got {type(value).__name__}")
+    try:
+        return json.dumps(value, separators=(",", ":"), allow_nan=False)
+    except (TypeError, ValueError) as e:
+        raise StoreError(f"state value is not JSON-serialisable: {e}") from e
+
+
+class SqliteState:
+    """A SQLite file; one connection shared by threads behind a lock (writes are tiny)."""
+
+    def __init__(self, path: Path):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+            self._conn.execute("PRAGMA journal_mode=WAL")
+            self._conn.execute(_SQLITE_SCHEMA)
+        except (OSError, sqlite3.Error) as e:
+            raise StoreError(f"cannot open the state file {path}: {e}") from e
+        self._lock = threading.Lock()
+        self.path = path
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        with self._lock:
+            row = self._conn.execute(
+                "SELECT value FROM rag_rlm_state WHERE kind = ? AND key = ?", (kind, key)).fetchone()
+        return json.loads(row[0]) if row else None
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        data = _encode(value)
+        with self._lock:
+            self._conn.execute(
+                "INSERT INTO rag_rlm_state (kind, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
+                " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
+                (kind, key, data, time.time()))
+
+    def close(self) -> None:
+        with self._lock:
+            self._conn.close()
+
+
+class PostgresState:
+    """The `rag_rlm_state` table; a small connection pool, so threads do not queue on one socket."""
+
+    def __init__(self, dsn: str):
+        import psycopg
+        from psycopg_pool import ConnectionPool
+
+        from .migrate import ensure_migrated
+
+        ensure_migrated(dsn)
+        self._psycopg = psycopg
+        try:
+            self._pool = ConnectionPool(dsn, min_size=1, max_size=4, open=True, timeout=30,
+                                        kwargs={"autocommit": True})
+        except psycopg.Error as e:
+            raise StoreError(f"cannot connect to PostgreSQL for state: {e}") from e
+
+    @classmethod
+    def from_url(cls, url: str) -> PostgresState:
+        from .migrate import postgres_dsn
+
+        return cls(postgres_dsn(url))
+
+    def get(self, kind: str, key: str) -> dict[str, Any] | None:
+        row = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND key = %s", (kind, key))
+        return row[0] if row else None
+
+    def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
+        from psycopg.types.json import Jsonb
+
+        _encode(value)  # same validation and errors as SQLite
+        self._run(
+            "INSERT INTO rag_rlm_state (kind, key, value) VALUES (%s, %s, %s) ON CONFLICT (kind, key)"
+            " DO UPDATE SET value = excluded.value, updated_at = now()", (kind, key, Jsonb(value)))
+
+    def _run(self, query: str, params: tuple[Any, ...]) -> Any:
+        try:
+            with self._pool.connection() as conn:
+                cur = conn.execute(query, params)
+                return cur.fetchone() if cur.description else None
+        except self._psycopg.Error as e:
+            raise StoreError(f"state store: {e}") from e
+
+    def close(self) -> None:
+        self._pool.close()
