@@ -1,0 +1,7 @@
+"""`python -m ingest ...` is the `ingest` command."""
+
+import sys
+
+from .cli import main
+
+sys.exit(main())

@@ -1,0 +1,124 @@
+"""`ingest PATH... --collection NAME`: load files into vector memory.
+
+Exit status: 0 every file went in, 1 some failed (each named with its reason), 2 usage or
+configuration error, 130 interrupted (what was written stays; the next run finishes the job).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import signal
+import sys
+import threading
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+
+from rag_rlm.config import Settings
+from rag_rlm.errors import ConfigError, ModelNotFound, RagRlmError
+
+from .pipeline import IngestSummary, ingest_paths
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
+
+
+def build_parser() -> argparse.ArgumentParser:
+    p = argparse.ArgumentParser(
+        prog="ingest",
+        description="Load txt, md, html, pdf, docx and JSONL files into a collection of vector memory. "
+                    "Re-running is safe: unchanged files are skipped, changed files replace their chunks.",
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")
+    p.add_argument("--collection", help="collection name (default: the `collection` setting)")
+    p.add_argument("--store", help="store URL: pgserver://PATH, postgresql://..., qdrant://PATH, qdrant+http://HOST:PORT")
+    p.add_argument("--chunk-tokens", type=int, metavar="N", help="most tokens per chunk")
+    p.add_argument("--overlap", type=int, metavar="N", help="tokens repeated from the previous chunk")
+    p.add_argument("--glob", metavar="PATTERN", help="only files in folders whose relative path matches, e.g. '*.md'")
+    p.add_argument("--prune", action="store_true", help="delete documents whose files under PATH are gone")
+    p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.add_argument("--config", metavar="FILE", help="TOML settings file")
+    return p
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = build_parser().parse_args(argv)  # usage errors exit 2 from argparse itself
+    try:
+        settings = Settings.from_env(
+            config_file=args.config, store=args.store, chunk_tokens=args.chunk_tokens,
+            chunk_overlap=args.overlap, collection=args.collection,
+        )
+    except ConfigError as e:
+        return _usage(f"invalid setting {e.setting}: {e.reason}")
+    missing = [p for p in args.paths if not Path(p).exists()]
+    if missing:
+        return _usage(f"no such file or directory: {missing[0]}")
+
+    try:
+        summary = _ingest(args, settings)
+    except (ConfigError, ModelNotFound) as e:
+        return _usage(str(e))
+    except RagRlmError as e:
+        print(f"ingest: error: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    print(json.dumps(summary.to_dict()) if args.json else format_summary(summary), flush=True)
+    if summary.interrupted:
+        return EXIT_INTERRUPTED
+    return EXIT_FAILED if summary.documents_failed else EXIT_OK
+
+
+def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
+    from rag_rlm.embed import load_embedder
+    from rag_rlm.memory import open_store
+
+    store = open_store(settings.store)
+    try:
+        embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
+        with _stop_on_signals() as stop:
+            return ingest_paths(
+                args.paths, collection=settings.collection, store=store, embedder=embedder,
+                settings=settings, glob=args.glob, prune=args.prune, progress=not args.quiet, stop=stop,
+            )
+    finally:
+        store.close()
+
+
+@contextmanager
+def _stop_on_signals() -> Iterator[threading.Event]:
+    """The first Ctrl-C (or SIGTERM) asks the pipeline to stop after the document it is
+    writing; a second Ctrl-C interrupts at once (the store's per-document writes are atomic)."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print("\ningest: stopping after the current document (Ctrl-C again to abort)", file=sys.stderr)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
+
+
+def format_summary(s: IngestSummary) -> str:
+    lines = [
+        f"documents: {s.documents_new} new, {s.documents_updated} updated, {s.documents_unchanged} unchanged, "
+        f"{s.documents_failed} failed" + (f", {s.documents_pruned} pruned" if s.documents_pruned else ""),
+        f"chunks written: {s.chunks_written} in {s.seconds:.1f} s ({s.chunks_per_second:.1f} chunks/s)",
+    ]
+    if s.interrupted:
+        lines.append("interrupted: run again to finish (documents already written are kept)")
+    lines += [f"{f['path']}: {f['reason']}" for f in s.failed]
+    return "\n".join(lines)
+
+
+def _usage(message: str) -> int:
+    print(f"ingest: error: {message}", file=sys.stderr)
+    return EXIT_USAGE
