@@ -45,7 +45,7 @@ class Settings:
     top_k: int = 5
     max_depth: int = 2
     max_parallel: int = 4
-    token_budget: int = 8000
+    token_budget: int = 12000
     request_timeout: float = 60.0
     reflect: bool = True
     memo_size: int = 1024

@@ -1,0 +1,144 @@
+"""The Python API: `Assistant(settings).ask(question)` -> a cited `Result`.
+
+It owns the long-lived parts (store, embedder, reasoner, memo cache, shared state) and builds a
+fresh `Context` per request for the controller's recursion.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from collections.abc import Callable
+from typing import Any
+
+from . import controller
+from .budget import Budget
+from .config import Settings, validate_collection_name
+from .controller import Context, Node, Options
+from .embed import Embedder, load_embedder
+from .errors import BudgetExceeded
+from .memo import MemoCache
+from .memory import Store, open_store
+from .reasoning.base import Reasoner
+from .result import Result, SubAnswer, Usage
+from .trace import Trace
+
+TRACE_KIND = "trace"
+
+
+class Assistant:
+    def __init__(
+        self,
+        settings: Settings | None = None,
+        *,
+        store: Store | None = None,
+        embedder: Embedder | None = None,
+        reasoner: Reasoner | None = None,
+        state: Any = None,
+    ):
+        self.settings = settings or Settings.from_env()
+        s = self.settings
+        self.store = store or open_store(s.store)
+        self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
+        self.reasoner = reasoner or build_reasoner(s, self.embedder)
+        if state is None:
+            from .memory.state import open_state
+
+            state = open_state(s.store, s.data_dir)
+        self.state = state
+        self.memo = MemoCache(s.memo_size, shared=state)
+
+    def ask(
+        self,
+        question: str,
+        collection: str | None = None,
+        *,
+        top_k: int | None = None,
+        max_depth: int | None = None,
+        token_budget: int | None = None,
+        reflect: bool | None = None,
+        history: list[dict] | None = None,
+        on_event: Callable[[str, dict], None] | None = None,
+        cancel: threading.Event | None = None,
+        request_id: str | None = None,
+    ) -> Result:
+        s = self.settings
+        collection = validate_collection_name(collection or s.collection)
+        version = self.store.collection_info(collection).version  # UnknownCollection if absent
+        started = time.perf_counter()
+        budget = Budget(token_budget or s.token_budget, s.request_timeout)
+        options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
+                          s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid)
+        ctx = Context(self.store, self.embedder, self.reasoner, self.memo, collection, version, options,
+                      budget, Trace(request_id=request_id), on_event or (lambda kind, data: None), cancel)
+        node = controller.solve(ctx, _with_history(question, history))
+        result = _result(ctx, node, question, time.perf_counter() - started)
+        self._save_trace(ctx, result)
+        if ctx.budget.out_of_time() and not result.answer:
+            raise BudgetExceeded(f"request timed out after {s.request_timeout:g}s", partial_answer=result)
+        if result.answer:
+            (on_event or (lambda kind, data: None))("answer", {"text": result.answer})
+        return result
+
+    def trace(self, trace_id: str) -> dict | None:
+        return self.state.get(TRACE_KIND, trace_id)
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _save_trace(self, ctx: Context, result: Result) -> None:
+        data = ctx.trace.to_dict()
+        data.update(collection=ctx.collection, question=result.question, status=result.status)
+        self.state.put(TRACE_KIND, ctx.trace.id, data)
+
+
+def build_reasoner(settings: Settings, embedder: Embedder) -> Reasoner:
+    """The LLM reasoner when a model is configured, else the extractive one (no model needed)."""
+    if not settings.llm:
+        from .reasoning.extractive import ExtractiveReasoner
+
+        return ExtractiveReasoner(embedder)
+    from .llm import open_llm
+    from .reasoning.llm import LLMReasoner
+
+    return LLMReasoner(open_llm(settings.llm, settings), max_new_tokens=settings.llm_max_new_tokens)
+
+
+def _with_history(question: str, history: list[dict] | None) -> str:
+    """Earlier chat turns only help retrieval when the question refers back to them ("and his
+    brother?"): prepend the last user turn when the question is short."""
+    if not history or len(question.split()) > 6:
+        return question
+    earlier = [m.get("content", "") for m in history if m.get("role") == "user" and m.get("content")]
+    return f"{earlier[-1]} {question}" if earlier else question
+
+
+def _result(ctx: Context, node: Node, question: str, seconds: float) -> Result:
+    cited = list(node.draft.cited)
+    numbers = {span.id: n for n, span in enumerate(cited, 1)}
+    subs = [_sub_answer(child, numbers) for child in node.children[1:]]  # [0] is the own-evidence answer
+    failed = any(sub.status != "ok" for sub in subs)
+    tokens_in, tokens_out = _tokens(ctx)
+    usage = Usage(llm_calls=ctx.llm_calls, tokens_in=tokens_in, tokens_out=tokens_out, cache_hits=ctx.cache_hits,
+                  retrievals=ctx.retrievals, seconds=round(seconds, 4), token_budget=ctx.budget.total)
+    status = "partial" if failed else ("degraded" if ctx.notes else "ok")
+    if not node.draft.ok:
+        status = "partial"
+    return Result(question, ctx.collection, node.draft.text, cited, subs, usage, ctx.trace.id, status,
+                  list(ctx.notes), _unique(node.evidence()))
+
+
+def _sub_answer(node: Node, numbers: dict[str, int]) -> SubAnswer:
+    children = node.children[1:] if node.children else []
+    return SubAnswer(node.question, node.draft.text, node.status, node.draft.error,
+                     [numbers[s.id] for s in node.draft.cited if s.id in numbers], node.cache_hit,
+                     [_sub_answer(c, numbers) for c in children])
+
+
+def _tokens(ctx: Context) -> tuple[int, int]:
+    nodes = ctx.trace.nodes
+    return sum(n.tokens_in for n in nodes), sum(n.tokens_out for n in nodes)
+
+
+def _unique(spans: list) -> list:
+    return list({s.id: s for s in spans}.values())

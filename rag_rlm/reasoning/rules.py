@@ -1,0 +1,129 @@
+"""Text rules the extractive reasoner plans with: sentence splitting, question decomposition by
+surface form (several questions, conjunctions, comparisons, lists) and entity spotting for
+bridge questions. Pure functions of strings, so they are cheap and testable on their own."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterator
+
+WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
+
+# A sentence ends at . ! ? followed by space, at a blank line, or before a list item or heading;
+# a single line break inside a paragraph (hard-wrapped text) does not end it.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|\n(?![ \t]*(?:\n|[-*+#]|\d+[.)]\s))|[.!?](?![\s\"')\]]|$))+(?:[.!?]+[\"')\]]*|\n|$)")
+_ABBREV = re.compile(r"\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|vs|etc|No|U\.S)\.$")
+_CONJ_SPLIT = re.compile(rf"\s*(?:,\s*)?\band\s+(?={WH}\b)", re.IGNORECASE)
+_COMPARE_OR = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,]+?),?\s+or\s+(?P<b>[^,?]+?)\s*\??$", re.IGNORECASE)
+_BOTH = re.compile(
+    r"^(?P<verb>are|were|do|did|have|has|is|was)\s+(?:both\s+)?(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:of\s+)?(?P<both>both|either|the same)\b\s*(?P<rest>.*?)\??$",
+    re.IGNORECASE,
+)
+_CAPITAL_RUN = re.compile(
+    r"(?:\"[^\"]{2,60}\"|[A-Z][\w'’.-]*(?:\s+(?:of|the|de|la|and|for|in|on|von|van|du|&)?\s*[A-Z][\w'’.-]*)*)"
+)
+_STOP_ENTITIES = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January",
+                  "February", "March", "April", "May", "June", "July", "August", "September", "October",
+                  "November", "December", "Owner", "Note", "See", "Also", "However", "Today", "Yes", "No","The", "A", "An", "It", "He", "She", "They", "This", "That", "In", "On", "At", "His", "Her",
+                  "Its", "Their", "As", "After", "Before", "During", "From", "By", "With", "For", "When", "While",
+                  "There", "These", "Those", "Who", "What", "Which", "Where", "How", "Why", "But", "And", "Or"}
+
+
+def sentences(text: str) -> Iterator[tuple[int, int]]:
+    """(start, end) of each sentence of `text`, stripped of surrounding space; abbreviations
+    like "Dr." or initials do not end a sentence."""
+    start = None
+    for m in _SENTENCE.finditer(text):
+        s, e = m.start(), m.end()
+        if start is None:
+            start = s
+        piece = text[start:e].rstrip()
+        if _ABBREV.search(piece) and e < len(text):
+            continue  # "Dr. Smith" — keep going
+        yield from _stripped(text, start, e)
+        start = None
+    if start is not None:
+        yield from _stripped(text, start, len(text))
+
+
+def _stripped(text: str, s: int, e: int) -> Iterator[tuple[int, int]]:
+    while s < e and text[s].isspace():
+        s += 1
+    while e > s and text[e - 1].isspace():
+        e -= 1
+    if e - s >= 3:
+        yield s, e
+
+
+def split_question(question: str) -> list[str]:
+    """Independent parts of a question by its surface form; [] when it is one question."""
+    q = " ".join(question.split())
+    for rule in (_several_questions, _conjoined_questions, _both_comparison, _either_or_comparison):
+        parts = rule(q)
+        if len(parts) >= 2:
+            return parts
+    return []
+
+
+def _several_questions(q: str) -> list[str]:
+    parts = [p.strip() + "?" for p in q.split("?") if len(p.strip().split()) >= 3]
+    return parts if len(parts) >= 2 else []
+
+
+def _conjoined_questions(q: str) -> list[str]:
+    """"Who approves X and how many days do Y get?" -> two questions."""
+    pieces = [p.strip(" ,") for p in _CONJ_SPLIT.split(q)]
+    pieces = [p for p in pieces if len(p.split()) >= 3]
+    if len(pieces) < 2 or not re.match(WH, pieces[0], re.IGNORECASE):
+        return []
+    return [p if p.endswith("?") else p.rstrip(".") + "?" for p in pieces]
+
+
+def _both_comparison(q: str) -> list[str]:
+    """"Are X and Y both film directors?" -> "Is X film directors?", "Is Y ...?" (retrieval only
+    needs the entity with the predicate, not perfect grammar)."""
+    m = _BOTH.match(q)
+    if not m:
+        return []
+    rest = m.group("rest").strip() or m.group("both")
+    verb = m.group("verb")
+    return [f"{verb.capitalize()} {m.group('a').strip()} {rest}?", f"{verb.capitalize()} {m.group('b').strip()} {rest}?"]
+
+
+def _either_or_comparison(q: str) -> list[str]:
+    """"Which was released first, X or Y?" -> one question per option, with the head."""
+    m = _COMPARE_OR.match(q)
+    if not m or not re.match(WH, m.group("head"), re.IGNORECASE):
+        return []
+    head = m.group("head").rstrip(" ,")
+    a, b = m.group("a").strip(), m.group("b").strip()
+    if len(a.split()) > 8 or len(b.split()) > 8:
+        return []
+    return [f"{a}: {head}?", f"{b}: {head}?"]
+
+
+def entities(text: str) -> list[str]:
+    """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated."""
+    seen: dict[str, None] = {}
+    for m in _CAPITAL_RUN.finditer(text):
+        ent = m.group(0).strip(" \"'.,")
+        words = ent.split()
+        while words and words[0] in _STOP_ENTITIES:
+            words = words[1:]
+        ent = " ".join(words)
+        if len(ent) >= 3 and not ent.isdigit():
+            seen.setdefault(ent, None)
+    return list(seen)
+
+
+def novel_entities(question: str, text: str) -> list[str]:
+    """Entities of `text` that the question does not already name (bridge candidates)."""
+    q = question.lower()
+    q_words = set(re.findall(r"\w+", q))
+    out = []
+    for ent in entities(text):
+        words = set(re.findall(r"\w+", ent.lower()))
+        if ent.lower() in q or (words and words <= q_words):
+            continue
+        out.append(ent)
+    return out
