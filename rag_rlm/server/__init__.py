@@ -1,0 +1,17 @@
+"""The HTTP server: a Litestar app over the Assistant, and `serve` to run it with uvicorn.
+
+    POST   /v1/ask                                  cited answer (JSON, or SSE when streaming)
+    POST   /v1/chat/completions                     OpenAI-compatible chat (stream or not)
+    GET    /v1/models                               collections as models
+    GET    /v1/collections                          the caller's collections
+    POST   /v1/collections/{name}/documents         multipart upload (large: 202 + job)
+    GET    /v1/collections/{name}/documents         documents of a collection
+    DELETE /v1/collections/{name}/documents/{id}    delete a document (id may contain '/')
+    GET    /v1/jobs/{id}                            background upload status
+    GET    /v1/traces/{id}                          call tree of an answer
+    GET    /health, /metrics, /schema               health, Prometheus metrics, OpenAPI + docs
+"""
+
+from .app import app_from_env, create_app, serve
+
+__all__ = ["app_from_env", "create_app", "serve"]

@@ -1,0 +1,120 @@
+"""The Litestar app: `create_app(settings)`, `app_from_env()` for uvicorn workers, and `serve`."""
+
+from __future__ import annotations
+
+import dataclasses
+import ipaddress
+import logging
+import os
+from typing import Any
+
+from litestar import Litestar, Router
+from litestar.di import Provide
+from litestar.openapi import OpenAPIConfig
+from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
+from litestar.openapi.spec import Components, SecurityScheme
+
+from .. import __version__
+from ..config import ENV_PREFIX, Settings
+from . import ask, chat, documents, ops
+from .context import ServerContext, provide_caller, provide_context
+from .errors import EXCEPTION_HANDLERS
+from .observe import before_send, configure_logging, timing_middleware
+
+log = logging.getLogger("rag_rlm.server")
+
+
+def _openapi() -> OpenAPIConfig:
+    return OpenAPIConfig(
+        title="rag-rlm", version=__version__,
+        description="Cited answers over your documents, an OpenAI-compatible chat endpoint, and document management.",
+        path="/schema", render_plugins=[ScalarRenderPlugin(), SwaggerRenderPlugin()],
+        components=Components(security_schemes={"bearer": SecurityScheme(type="http", scheme="bearer")}),
+        security=[{"bearer": []}],
+    )
+
+
+def create_app(settings: Settings, assistant: Any = None) -> Litestar:
+    """The app over `assistant` (built from `settings` when not given; then the app closes it)."""
+    owns = assistant is None
+    if assistant is None:
+        from ..assistant import Assistant
+
+        assistant = Assistant(settings)
+    ctx = ServerContext(settings=settings, assistant=assistant, owns_assistant=owns)
+    _warn_if_open(settings)
+    api = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
+                 request_max_body_size=settings.max_body_bytes,
+                 route_handlers=[ask.ask, chat.chat_completions, chat.models, documents.list_collections,
+                                 documents.delete_document, documents.get_job,
+                                 ops.get_trace])
+    # same path as the listing (one route: one OPTIONS handler), with the upload cap
+    uploads = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
+                     request_max_body_size=settings.max_upload_bytes,
+                     route_handlers=[documents.upload_documents, documents.list_documents])
+    return Litestar(
+        route_handlers=[api, uploads, ops.health, ops.metrics],
+        dependencies={"ctx": Provide(provide_context, sync_to_thread=False)},
+        exception_handlers=EXCEPTION_HANDLERS,
+        middleware=[timing_middleware],
+        before_send=[before_send],
+        state=_state(ctx),
+        on_shutdown=[lambda: ctx.close()],
+        openapi_config=_openapi(),
+        request_max_body_size=settings.max_body_bytes,
+        logging_config=None,  # logging is configured by serve(); the library must not hijack it
+        debug=False,
+    )
+
+
+def _state(ctx: ServerContext) -> Any:
+    from litestar.datastructures import State
+
+    return State({"server": ctx})
+
+
+def _warn_if_open(settings: Settings) -> None:
+    try:
+        loopback = ipaddress.ip_address(settings.host).is_loopback
+    except ValueError:
+        loopback = settings.host == "localhost"
+    if not settings.api_keys and not loopback:
+        log.warning("no API keys configured and listening beyond loopback: anyone who can reach "
+                    "%s:%s can read and change every collection", settings.host, settings.port)
+
+
+def app_from_env() -> Litestar:
+    """Factory for `uvicorn --factory` (several workers each build their own app)."""
+    settings = Settings.from_env()
+    configure_logging(settings.log_level)
+    return create_app(settings)
+
+
+def settings_to_env(settings: Settings) -> dict[str, str]:
+    """The settings as RAG_RLM_* variables, so worker processes rebuild exactly these settings."""
+    env = {}
+    for f in dataclasses.fields(settings):
+        value = getattr(settings, f.name)
+        if isinstance(value, dict):
+            text = ",".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, bool):
+            text = "true" if value else "false"
+        else:
+            text = str(value)
+        env[ENV_PREFIX + f.name.upper()] = text
+    return env
+
+
+def serve(settings: Settings, host: str | None = None, port: int | None = None, workers: int = 1) -> None:
+    import uvicorn
+
+    settings = settings.replace(host=host or settings.host, port=port or settings.port)
+    configure_logging(settings.log_level)
+    common: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_config": None,
+                              "log_level": settings.log_level, "timeout_graceful_shutdown": 10}
+    if workers <= 1:
+        uvicorn.run(create_app(settings), **common)
+        return
+    os.environ.update(settings_to_env(settings))
+    os.environ.pop(ENV_PREFIX + "CONFIG", None)  # already folded into the variables above
+    uvicorn.run("rag_rlm.server.app:app_from_env", factory=True, workers=workers, **common)

@@ -1,0 +1,68 @@
+"""API keys -> tenants, and the collection namespace of each tenant.
+
+With no keys configured, auth is off (the loopback default) and collection names are used as
+they are. With keys, every /v1 request needs `Authorization: Bearer KEY`; the key's tenant sees
+only collections stored as `{tenant}__{name}`, so no endpoint can name another tenant's data:
+whatever name a caller sends is always prefixed with its own tenant.
+"""
+
+from __future__ import annotations
+
+import hmac
+from dataclasses import dataclass
+from typing import Any
+
+from litestar import Request
+
+from ..config import validate_collection_name
+from ..errors import ConfigError
+from .errors import ApiError
+
+SEP = "__"
+
+
+@dataclass(frozen=True)
+class Caller:
+    tenant: str | None  # None: auth is off, names are used as they are
+    rate_key: str  # what the rate limit counts against
+
+    def stored(self, name: str) -> str:
+        """The stored collection name for a name this caller sent (validated: it ends up in SQL
+        identifiers and URLs)."""
+        validate_collection_name(name)
+        if self.tenant is None:
+            return name
+        if SEP in name:  # "a__b" of tenant "x" must not collide with "b" of tenant "x__a"
+            raise ConfigError("collection", f"must not contain {SEP!r}, got {name!r}")
+        return validate_collection_name(f"{self.tenant}{SEP}{name}")
+
+    def owns(self, stored: str) -> bool:
+        return self.tenant is None or stored.startswith(f"{self.tenant}{SEP}")
+
+    def public(self, stored: str) -> str:
+        if self.tenant is None:
+            return stored
+        return stored.removeprefix(f"{self.tenant}{SEP}")
+
+
+def authenticate(request: Request[Any, Any, Any], api_keys: dict[str, str]) -> Caller:
+    if not api_keys:
+        client = request.client.host if request.client else "unknown"
+        return Caller(tenant=None, rate_key=f"ip:{client}")
+    scheme, _, key = request.headers.get("authorization", "").partition(" ")
+    if scheme.lower() != "bearer" or not key.strip():
+        raise ApiError(401, "unauthorized", "missing API key: send Authorization: Bearer KEY",
+                       field="Authorization", headers={"WWW-Authenticate": "Bearer"})
+    tenant = _lookup(key.strip(), api_keys)
+    if tenant is None:
+        raise ApiError(401, "unauthorized", "invalid API key", field="Authorization",
+                       headers={"WWW-Authenticate": "Bearer"})
+    return Caller(tenant=tenant, rate_key=f"tenant:{tenant}")
+
+
+def _lookup(key: str, api_keys: dict[str, str]) -> str | None:
+    found = None
+    for known, tenant in api_keys.items():  # compare against every key: no timing hint
+        if hmac.compare_digest(known.encode(), key.encode()):
+            found = tenant
+    return found

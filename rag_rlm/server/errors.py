@@ -1,0 +1,118 @@
+"""Every 4xx/5xx leaves the server as JSON: `{"error": {"type", "message", "field"?}}`.
+
+Library errors are mapped to statuses here (404 unknown collection, 422 bad setting or field,
+503 backend or store down); anything unexpected is logged with its traceback and answered with
+a bare 500 that carries only the request id, never the stack.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+from typing import Any
+
+from litestar import Request, Response
+from litestar.exceptions import HTTPException, ValidationException
+
+from ..errors import (
+    BackendError,
+    BudgetExceeded,
+    Cancelled,
+    ConfigError,
+    ModelNotFound,
+    RagRlmError,
+    StoreError,
+    UnknownCollection,
+)
+from .observe import request_id_of
+
+log = logging.getLogger("rag_rlm.server")
+
+_MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
+
+
+class ApiError(HTTPException):
+    """An error the server raises on purpose, with the field it is about and extra headers."""
+
+    def __init__(self, status: int, kind: str, message: str, *, field: str | None = None,
+                 headers: dict[str, str] | None = None):
+        super().__init__(detail=message, status_code=status, headers=headers)
+        self.kind = kind
+        self.field = field
+
+
+def error_body(kind: str, message: str, field: str | None = None) -> dict[str, Any]:
+    error: dict[str, Any] = {"type": kind, "message": message}
+    if field:
+        error["field"] = field
+    return {"error": error}
+
+
+def _response(status: int, kind: str, message: str, field: str | None = None,
+              headers: dict[str, str] | None = None) -> Response[Any]:
+    return Response(error_body(kind, message, field), status_code=status, headers=headers)
+
+
+def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
+    """Litestar reports `[{"key", "message", "source"}]`; a missing field is reported on the whole
+    body ("data"), so dig its name out of msgspec's message."""
+    for item in exc.extra if isinstance(exc.extra, list) else []:
+        if not isinstance(item, dict):
+            continue
+        message = str(item.get("message", exc.detail))
+        missing = _MISSING_FIELD.search(message)
+        key = missing.group(1) if missing else item.get("key")
+        return ("body" if key in (None, "data") else str(key)), message
+    return None, str(exc.detail)
+
+
+def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
+    headers = dict(exc.headers or {})
+    if isinstance(exc, ApiError):
+        return _response(exc.status_code, exc.kind, exc.detail, exc.field, headers)
+    if isinstance(exc, ValidationException):
+        field, message = _validation_field(exc)
+        return _response(422, "validation_error", f"{field}: {message}" if field else message, field)
+    detail = str(exc.detail)
+    if exc.status_code == 400 and "malformed" in detail.lower():
+        return _response(422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
+    if exc.status_code == 413:
+        return _response(413, "too_large", "request body is larger than this server accepts", "body")
+    kind = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
+    return _response(exc.status_code, kind, detail, headers=headers)
+
+
+def handle_library(request: Request[Any, Any, Any], exc: RagRlmError) -> Response[Any]:
+    if isinstance(exc, UnknownCollection):
+        caller = request.scope["state"].get("caller")
+        name = caller.public(exc.name) if caller else exc.name
+        return _response(404, "unknown_collection", f"unknown collection {name!r}", "collection")
+    if isinstance(exc, ConfigError):
+        return _response(422, "invalid_value", exc.reason, exc.setting)
+    if isinstance(exc, BackendError):
+        log.warning("backend error", extra={"request_id": request_id_of(request.scope), "error": str(exc)})
+        return _response(503, "backend_unavailable", f"generation backend failed: {exc}",
+                         headers={"Retry-After": "5"})
+    if isinstance(exc, StoreError):
+        log.warning("store error", extra={"request_id": request_id_of(request.scope), "error": str(exc)})
+        return _response(503, "store_unavailable", f"vector store failed: {exc}", headers={"Retry-After": "5"})
+    if isinstance(exc, BudgetExceeded):
+        return _response(504, "timeout", str(exc))
+    if isinstance(exc, Cancelled):
+        return _response(499, "cancelled", str(exc))
+    if isinstance(exc, ModelNotFound):
+        return _response(503, "model_not_found", str(exc))
+    return handle_unexpected(request, exc)
+
+
+def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    rid = request_id_of(request.scope)
+    log.error("unhandled error", exc_info=exc, extra={"request_id": rid})
+    return _response(500, "internal_error", f"internal error; quote request id {rid} when reporting it")
+
+
+EXCEPTION_HANDLERS: dict[Any, Any] = {
+    HTTPException: handle_http,
+    RagRlmError: handle_library,
+    Exception: handle_unexpected,
+}

@@ -1,0 +1,85 @@
+"""Request limits: a per-tenant token bucket and a bounded gate for answer work.
+
+The gate lets `max_concurrent_answers` answers run and up to `max_queued_answers` wait; beyond
+that a request is refused at once with 503 + Retry-After instead of piling up threads and memory.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import math
+import threading
+import time
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+
+from .errors import ApiError
+
+
+class RateLimiter:
+    """Token bucket per key: `per_minute` requests a minute, bursts up to `per_minute`."""
+
+    def __init__(self, per_minute: int):
+        self.capacity = float(per_minute)
+        self.rate = per_minute / 60.0
+        self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
+        self._lock = threading.Lock()
+
+    def take(self, key: str) -> float:
+        """Spend one token; returns 0 when allowed, else the seconds until one is available."""
+        now = time.monotonic()
+        with self._lock:
+            tokens, last = self._buckets.get(key, (self.capacity, now))
+            tokens = min(self.capacity, tokens + (now - last) * self.rate)
+            if tokens >= 1.0:
+                self._buckets[key] = (tokens - 1.0, now)
+                return 0.0
+            self._buckets[key] = (tokens, now)
+            return (1.0 - tokens) / self.rate
+
+    def check(self, key: str) -> None:
+        wait = self.take(key)
+        if wait > 0:
+            raise ApiError(429, "rate_limited", f"rate limit of {int(self.capacity)} requests/minute exceeded",
+                           headers={"Retry-After": str(max(1, math.ceil(wait)))})
+
+
+class AnswerGate:
+    def __init__(self, concurrent: int, queued: int):
+        self.concurrent = concurrent
+        self.limit = concurrent + queued
+        self.admitted = 0
+        self._sem: asyncio.Semaphore | None = None  # made on first use, inside the server's loop
+        self._avg_seconds = 1.0
+
+    def check(self) -> None:
+        if self.admitted >= self.limit:
+            raise ApiError(503, "overloaded", f"{self.admitted} answers running or queued; try again shortly",
+                           headers={"Retry-After": str(self.retry_after())})
+
+    def retry_after(self) -> int:
+        # time for the queue ahead to drain, from the recent average answer time
+        return max(1, math.ceil(self._avg_seconds * self.admitted / self.concurrent))
+
+    @asynccontextmanager
+    async def slot(self) -> AsyncIterator[None]:
+        self.check()
+        if self._sem is None:
+            self._sem = asyncio.Semaphore(self.concurrent)
+        self.admitted += 1
+        try:
+            async with self._sem:
+                t0 = time.perf_counter()
+                yield
+                self._avg_seconds = 0.8 * self._avg_seconds + 0.2 * (time.perf_counter() - t0)
+        finally:
+            self.admitted -= 1
+
+
+def check_question(question: str, max_chars: int, field: str = "question") -> str:
+    if not question.strip():
+        raise ApiError(422, "validation_error", f"{field} must not be empty", field=field)
+    if len(question) > max_chars:
+        raise ApiError(422, "validation_error",
+                       f"{field} is {len(question)} characters; the limit is {max_chars}", field=field)
+    return question
