@@ -19,6 +19,7 @@ import os
 import threading
 import uuid
 from collections.abc import Iterator, Mapping, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import numpy as np
@@ -35,29 +36,32 @@ _NS = uuid.UUID("6f1c1f4e-2a59-4c55-9a7e-5f0d3c1b2a10")
 _DOC_FIELDS = ("document_id", "title", "source")
 
 # Local mode allows one client per path per process: opens of one path share a client.
-_clients: dict[str, tuple[QdrantClient, int]] = {}
+# Local mode is also not thread-safe (one SQLite connection), so each local client comes with a
+# lock that serialises its calls; a server client needs none.
+_clients: dict[str, tuple[QdrantClient, threading.RLock, int]] = {}
 _clients_lock = threading.Lock()
 
 
-def _acquire(key: str, factory: Any) -> QdrantClient:
+def _acquire(key: str, factory: Any) -> tuple[QdrantClient, threading.RLock]:
     with _clients_lock:
-        client, refs = _clients.get(key, (None, 0))
+        client, lock, refs = _clients.get(key, (None, threading.RLock(), 0))
         if client is None:
             client = factory()
-        _clients[key] = (client, refs + 1)
-        return client
+        _clients[key] = (client, lock, refs + 1)
+        return client, lock
 
 
 def _release(key: str) -> None:
     with _clients_lock:
-        client, refs = _clients.get(key, (None, 0))
-        if client is None:
+        client, lock, refs = _clients.get(key, (None, None, 0))
+        if client is None or lock is None:
             return
         if refs <= 1:
             del _clients[key]
-            client.close()
+            with lock:
+                client.close()
         else:
-            _clients[key] = (client, refs - 1)
+            _clients[key] = (client, lock, refs - 1)
 
 
 def point_id(document_id: str, chunk_index: int) -> str:
@@ -79,10 +83,12 @@ def _match(key: str, value: Any) -> qm.FieldCondition:
 class QdrantStore:
     """The Store Protocol on Qdrant; thread-safe (the client is, and writes take a lock)."""
 
-    def __init__(self, client: QdrantClient, *, client_key: str | None = None):
+    def __init__(self, client: QdrantClient, *, client_key: str | None = None,
+                 io_lock: threading.RLock | None = None):
         self._client = client
         self._key = client_key
-        self._lock = threading.RLock()
+        self._lock = threading.RLock()  # collection creation: check-then-create must not interleave
+        self._io = io_lock
         self._ensure_registry()
 
     @classmethod
@@ -96,13 +102,13 @@ class QdrantStore:
         if scheme != "qdrant":
             raise ConfigError("store", f"not a Qdrant store URL: {url!r}")
         if rest == ":memory:":
-            return cls(QdrantClient(location=":memory:"))
+            return cls(QdrantClient(location=":memory:"), io_lock=threading.RLock())
         path = os.path.abspath(os.path.expanduser(rest))
         try:
-            client = _acquire(path, lambda: QdrantClient(path=path))
+            client, lock = _acquire(path, lambda: QdrantClient(path=path))
         except (RuntimeError, OSError) as e:  # e.g. the folder is locked by another process
             raise StoreError(f"cannot open Qdrant local storage at {path}: {e}") from e
-        return cls(client, client_key=path)
+        return cls(client, client_key=path, io_lock=lock)
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -211,12 +217,21 @@ class QdrantStore:
             _release(self._key)
             self._key = None
         else:
-            self._client.close()
+            with self._io or nullcontext():
+                self._client.close()
 
     # -- internals ------------------------------------------------------------------------------
 
-    def _errors(self, what: str) -> _StoreErrors:
-        return _StoreErrors(what)
+    @contextmanager
+    def _errors(self, what: str) -> Iterator[None]:
+        """Client calls: serialised for local mode, transport/API errors turned into StoreError."""
+        with self._io or nullcontext():
+            try:
+                yield
+            except (StoreError, UnknownCollection, ConfigError):
+                raise
+            except Exception as e:
+                raise StoreError(f"{what}: {e}") from e
 
     def _ensure_registry(self) -> None:
         with self._lock, self._errors("creating the registry"):
@@ -274,23 +289,6 @@ class QdrantStore:
             yield from (p.payload or {} for p in points)
             if offset is None:
                 return
-
-
-class _StoreErrors:
-    """Turns the client's transport/API errors into StoreError; our own errors pass through."""
-
-    def __init__(self, what: str):
-        self.what = what
-
-    def __enter__(self) -> None:
-        return None
-
-    def __exit__(self, kind: type[BaseException] | None, error: BaseException | None, tb: Any) -> bool:
-        if error is None or isinstance(error, (StoreError, UnknownCollection, ConfigError)):
-            return False
-        if isinstance(error, Exception):
-            raise StoreError(f"{self.what}: {error}") from error
-        return False
 
 
 def _documents_of(collection: str) -> qm.Filter:

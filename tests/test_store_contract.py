@@ -1,0 +1,241 @@
+"""The store contract, run on pgvector (embedded pgserver) and Qdrant local mode alike."""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from rag_rlm.errors import ConfigError, StoreError, UnknownCollection
+from rag_rlm.memory import Store, open_store
+from rag_rlm.memory.migrate import migrate
+from rag_rlm.memory.state import StateStore, open_state
+from rag_rlm.types import Chunk, Document
+
+CORPUS = {
+    "volcano": [
+        "Volcanoes erupt when molten magma rises through the crust and escapes as lava and ash.",
+        "Mount Etna in Sicily is one of the most active volcanoes in the world.",
+    ],
+    "bread": [
+        "To bake bread, knead flour, water, salt and yeast, let the dough rise, then bake it hot.",
+        "A sourdough starter is a culture of wild yeast and lactic acid bacteria.",
+        "Rye bread is dense and dark and is popular in Germany and Scandinavia.",
+    ],
+    "python": [
+        "Python is a programming language; functions are defined with the def keyword.",
+        "Use a virtual environment to keep a Python project's dependencies isolated.",
+    ],
+}
+
+
+@pytest.fixture
+def store(store_url):
+    s = open_store(store_url)
+    yield s
+    s.close()
+
+
+def write(store: Store, collection: str, embedder, doc_id: str, texts: list[str], **metadata: str) -> None:
+    text = "\n\n".join(texts)
+    doc = Document(id=doc_id, title=doc_id.title(), source=f"/docs/{doc_id}.txt", text=text,
+                   content_hash=hashlib.sha256(text.encode()).hexdigest(), metadata=metadata)
+    chunks, pos = [], 0
+    for i, t in enumerate(texts):
+        start = text.index(t, pos)
+        chunks.append(Chunk(doc_id, i, t, start, start + len(t)))
+        pos = start + len(t)
+    store.write_document(collection, doc, chunks, embedder.embed(texts))
+
+
+def load_corpus(store: Store, collection: str, embedder) -> None:
+    for doc_id, texts in CORPUS.items():
+        write(store, collection, embedder, doc_id, texts, topic="food" if doc_id == "bread" else "other")
+
+
+def ids(spans) -> list[str]:
+    return [s.id for s in spans]
+
+
+def test_store_implements_the_protocol(store):
+    assert isinstance(store, Store)
+
+
+def test_search_returns_expected_chunk_first(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    spans = store.search(collection, embedder.embed(["How does magma come out of a volcano?"])[0], k=3)
+    assert ids(spans)[0] == "volcano#0"
+    first = spans[0]
+    assert first.title == "Volcano" and first.source == "/docs/volcano.txt"
+    assert first.text == CORPUS["volcano"][0] and (first.start, first.end) == (0, len(CORPUS["volcano"][0]))
+    assert len(spans) == 3 and spans[0].score >= spans[1].score >= spans[2].score
+    assert 0.3 < first.score <= 1.0001
+
+
+def test_where_filters_on_metadata_document_and_title(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    q = embedder.embed(["How does magma come out of a volcano?"])[0]
+    assert {s.document_id for s in store.search(collection, q, 10, where={"topic": "food"})} == {"bread"}
+    assert ids(store.search(collection, q, 10, where={"document_id": "python"})) in (
+        ["python#0", "python#1"], ["python#1", "python#0"])
+    assert {s.document_id for s in store.search(collection, q, 10, where={"title": "Bread"})} == {"bread"}
+    assert store.search(collection, q, 10, where={"source": "/nowhere"}) == []
+
+
+def test_rewrite_with_fewer_chunks_leaves_exactly_the_new_chunks(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    write(store, collection, embedder, "bread", ["Focaccia is a flat Italian bread with olive oil."])
+    spans = store.search(collection, embedder.embed(["bread baking"])[0], 10, where={"document_id": "bread"})
+    assert [(s.id, s.text) for s in spans] == [("bread#0", "Focaccia is a flat Italian bread with olive oil.")]
+    assert store.documents(collection)["bread"].chunk_count == 1
+    assert store.collection_info(collection).chunks == 2 + 1 + 2
+
+
+def test_delete_removes_the_document(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    assert store.delete_document(collection, "volcano") is True
+    assert store.delete_document(collection, "volcano") is False
+    spans = store.search(collection, embedder.embed(["volcano eruption lava"])[0], 10)
+    assert spans and "volcano" not in {s.document_id for s in spans}
+    assert set(store.documents(collection)) == {"bread", "python"}
+
+
+def test_catalog_counts(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    info = store.collection_info(collection)
+    assert (info.name, info.documents, info.chunks) == (collection, 3, 7)
+    assert info in store.collections()
+    docs = store.documents(collection)
+    assert sorted(docs) == ["bread", "python", "volcano"]
+    bread = docs["bread"]
+    assert (bread.title, bread.source, bread.chunk_count) == ("Bread", "/docs/bread.txt", 3)
+    assert bread.metadata == {"topic": "food"}
+    assert bread.content_hash == hashlib.sha256("\n\n".join(CORPUS["bread"]).encode()).hexdigest()
+
+
+def test_version_changes_on_every_write_and_delete_but_not_on_reads(store, collection, embedder):
+    write(store, collection, embedder, "volcano", CORPUS["volcano"])
+    seen = [store.collection_info(collection).version]
+    store.search(collection, embedder.embed(["lava"])[0], 3, text="lava")
+    store.documents(collection)
+    store.collections()
+    assert store.collection_info(collection).version == seen[-1]
+    write(store, collection, embedder, "bread", CORPUS["bread"])
+    seen.append(store.collection_info(collection).version)
+    write(store, collection, embedder, "bread", CORPUS["bread"][:1])
+    seen.append(store.collection_info(collection).version)
+    store.delete_document(collection, "bread")
+    seen.append(store.collection_info(collection).version)
+    assert len(set(seen)) == 4
+
+
+def test_unknown_collection_raises(store, collection, embedder):
+    q = embedder.embed(["anything"])[0]
+    with pytest.raises(UnknownCollection):
+        store.collection_info(collection)
+    with pytest.raises(UnknownCollection):
+        store.search(collection, q, 3)
+    with pytest.raises(UnknownCollection):
+        store.documents(collection)
+    with pytest.raises(UnknownCollection):
+        store.delete_document(collection, "x")
+    with pytest.raises(UnknownCollection):
+        store.drop_collection(collection)
+    assert collection not in {c.name for c in store.collections()}
+
+
+def test_drop_collection_removes_everything(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    store.drop_collection(collection)
+    with pytest.raises(UnknownCollection):
+        store.collection_info(collection)
+    write(store, collection, embedder, "python", CORPUS["python"])  # the name can be reused
+    assert (store.collection_info(collection).documents, store.collection_info(collection).chunks) == (1, 2)
+
+
+def test_hybrid_search_finds_an_exact_rare_keyword(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    write(store, collection, embedder, "parts", [
+        "Replacement gaskets ship in boxes of twenty.",
+        "Order code ZX-4471Q fits only the 2019 pump housing.",
+        "Gaskets should be inspected for cracks every year.",
+    ])
+    question = "which pump housing does the ZX-4471Q gasket fit, and how is bread baked?"
+    q = embedder.embed([question])[0]
+    hybrid = store.search(collection, q, 3, text=question)
+    assert ids(hybrid)[0] == "parts#1"
+    assert -1.0 <= hybrid[0].score <= 1.0001  # the cosine similarity, not the fusion score
+
+
+def test_bad_input_is_a_clear_error(store, collection, embedder):
+    doc = Document(id="d", title="D", source="/d", text="abc", content_hash="h")
+    with pytest.raises(StoreError, match="expected 1 vectors"):
+        store.write_document(collection, doc, [Chunk("d", 0, "abc", 0, 3)], np.zeros((2, 384), np.float32))
+    with pytest.raises(ConfigError, match="collection"):
+        store.write_document("bad name!", doc, [Chunk("d", 0, "abc", 0, 3)], embedder.embed(["abc"]))
+    write(store, collection, embedder, "python", CORPUS["python"])
+    with pytest.raises(StoreError, match="dimension"):
+        store.write_document(collection, doc, [Chunk("d", 0, "abc", 0, 3)], np.ones((1, 8), np.float32))
+    assert store.collection_info(collection).documents == 1  # nothing half-written
+
+
+def test_concurrent_writers_from_threads(store, collection, embedder):
+    def one(i: int) -> None:
+        write(store, collection, embedder, f"doc{i}", [f"note {i} about topic {i}", f"second note {i}"])
+
+    with ThreadPoolExecutor(8) as pool:
+        list(pool.map(one, range(16)))
+    info = store.collection_info(collection)
+    assert (info.documents, info.chunks) == (16, 32)
+
+
+def test_reopened_store_sees_the_data(store_url, collection, embedder):
+    first = open_store(store_url)
+    load_corpus(first, collection, embedder)
+    version = first.collection_info(collection).version
+    first.close()
+    again = open_store(store_url)
+    try:
+        assert again.collection_info(collection).version == version
+        assert ids(again.search(collection, embedder.embed(["sourdough starter"])[0], 1)) == ["bread#1"]
+    finally:
+        again.close()
+
+
+def test_migrations_are_applied_once(tmp_path, pg_url):
+    fresh = "pgserver://" + str(tmp_path / "pgdata")
+    first = migrate(fresh)
+    assert first[0] == "0001_init.sql" and "0002_state.sql" in first
+    assert migrate(fresh) == []
+    open_store(pg_url).close()  # the shared server was migrated on first use
+    assert migrate(pg_url) == []
+
+
+def test_state_store_round_trip(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    assert isinstance(state, StateStore)
+    key = tmp_path.name
+    assert state.get("memo", key) is None
+    state.put("memo", key, {"answer": "42", "spans": ["a#0"], "n": 1.5})
+    state.put("trace", key, {"other": True})
+    assert state.get("memo", key) == {"answer": "42", "spans": ["a#0"], "n": 1.5}
+    state.put("memo", key, {"answer": "43"})
+    other = open_state(store_url, str(tmp_path / "data"))  # another handle (process) sees it
+    assert other.get("memo", key) == {"answer": "43"}
+    assert other.get("trace", key) == {"other": True}
+    with pytest.raises(StoreError, match="JSON"):
+        state.put("memo", key, {"bad": object()})
+    assert state.get("memo", key) == {"answer": "43"}
+    for s in (state, other):
+        s.close()
+
+
+def test_state_store_kind_follows_the_store_url(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    try:
+        sqlite_file = tmp_path / "data" / "state.sqlite3"
+        assert sqlite_file.exists() == store_url.startswith("qdrant")
+    finally:
+        state.close()
