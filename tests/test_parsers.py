@@ -1,0 +1,164 @@
+"""Parsers and discovery on real files of every format (PDF and DOCX made here)."""
+
+from __future__ import annotations
+
+import hashlib
+import io
+import json
+from pathlib import Path
+
+import docx
+import pytest
+
+from ingest.discover import discover
+from ingest.parsers import PARSERS, ParseError, parse_file
+
+
+def make_pdf(pages: list[list[str]]) -> bytes:
+    """A minimal valid PDF with one text line per string (Helvetica), xref offsets exact."""
+    def esc(s: str) -> str:
+        return s.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)")
+
+    n = len(pages)
+    objs = [b"<< /Type /Catalog /Pages 2 0 R >>",
+            f"<< /Type /Pages /Kids [{' '.join(f'{4 + 2 * i} 0 R' for i in range(n))}] /Count {n} >>".encode(),
+            b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>"]
+    for i, lines in enumerate(pages):
+        body = " T* ".join(f"({esc(line)}) Tj" for line in lines)
+        content = f"BT /F1 11 Tf 14 TL 72 720 Td {body} ET".encode()
+        objs.append(f"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources "
+                    f"<< /Font << /F1 3 0 R >> >> /Contents {5 + 2 * i} 0 R >>".encode())
+        objs.append(b"<< /Length %d >>\nstream\n" % len(content) + content + b"\nendstream")
+    out = b"%PDF-1.4\n"
+    offsets = []
+    for i, obj in enumerate(objs, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n" % i + obj + b"\nendobj\n"
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objs) + 1)
+    out += b"".join(b"%010d 00000 n \n" % o for o in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objs) + 1, xref)
+    return out
+
+
+def make_docx(title: str, paragraphs: list[str], table: list[list[str]] | None = None) -> bytes:
+    document = docx.Document()
+    document.add_heading(title, level=1)
+    for p in paragraphs:
+        document.add_paragraph(p)
+    if table:
+        t = document.add_table(rows=len(table), cols=len(table[0]))
+        for r, row in enumerate(table):
+            for c, cell in enumerate(row):
+                t.cell(r, c).text = cell
+    buf = io.BytesIO()
+    document.save(buf)
+    return buf.getvalue()
+
+
+def write(path: Path, data: bytes | str) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_bytes(data.encode() if isinstance(data, str) else data)
+    return path
+
+
+def one(path: Path, doc_id: str = "doc"):
+    parsed = parse_file(path, doc_id)
+    assert len(parsed.documents) == 1 and not parsed.errors
+    return parsed.documents[0]
+
+
+def test_text_file_keeps_text_hashes_raw_bytes_and_takes_a_standalone_first_line_as_title(tmp_path):
+    raw = b"Remote work\r\n\r\nWork remotely up to 3 days per week.\r\n"
+    doc = one(write(tmp_path / "remote.txt", raw), "policies/remote.txt")
+    assert doc.id == "policies/remote.txt"
+    assert doc.title == "Remote work"
+    assert doc.text == "Remote work\n\nWork remotely up to 3 days per week.\n"
+    assert doc.content_hash == hashlib.sha256(raw).hexdigest()
+    assert doc.source == str(tmp_path / "remote.txt")
+    untitled = one(write(tmp_path / "notes.txt", "a long first line that runs on\nand on"))
+    assert untitled.title == "notes"
+
+
+def test_markdown_is_kept_as_written_and_titled_by_its_first_real_heading(tmp_path):
+    md = "```\n# not a heading, code\n```\n\nPolicy\n======\n\n## Limits\n\nUp to $500.\n"
+    doc = one(write(tmp_path / "p.md", md))
+    assert doc.title == "Policy"
+    assert doc.text == md
+
+
+def test_html_drops_scripts_styles_and_nav_and_keeps_headings_and_paragraphs(tmp_path):
+    html = """<html><head><title>Travel policy</title><style>p{color:red}</style></head><body>
+    <nav>Home | Policies</nav><script>var tracking = 1;</script>
+    <h1>Travel</h1><p>Fly economy on flights
+    shorter than 6 hours.</p><h2>Hotels</h2><ul><li>Limit $220 per night.</li></ul></body></html>"""
+    doc = one(write(tmp_path / "t.html", html))
+    assert doc.title == "Travel policy"
+    assert doc.text == ("# Travel\n\nFly economy on flights shorter than 6 hours.\n\n## Hotels\n\n"
+                        "Limit $220 per night.")
+    no_title = one(write(tmp_path / "u.htm", "<body><h1>Offices</h1><p>Lisbon.</p></body>"))
+    assert no_title.title == "Offices"
+
+
+def test_pdf_pages_become_paragraphs(tmp_path):
+    data = make_pdf([["Security incident response", "Report in #sec-incidents."], ["SEV1 within 1 hour."]])
+    doc = one(write(tmp_path / "sec.pdf", data))
+    assert doc.text == "Security incident response\nReport in #sec-incidents.\n\nSEV1 within 1 hour."
+    assert doc.title == "sec"
+    assert doc.content_hash == hashlib.sha256(data).hexdigest()
+
+
+def test_docx_headings_by_style_and_tables_as_rows(tmp_path):
+    data = make_docx("Expense policy", ["Over $500: the Finance Director approves."], [["Limit", "Approver"]])
+    doc = one(write(tmp_path / "exp.docx", data))
+    assert doc.title == "Expense policy"
+    assert doc.text == "# Expense policy\n\nOver $500: the Finance Director approves.\n\nLimit | Approver"
+
+
+def test_jsonl_records_keep_their_ids_and_metadata_and_a_bad_line_fails_alone(tmp_path):
+    lines = [json.dumps({"id": "hp-1", "title": "Lisbon", "text": "Lisbon is in Portugal.", "lang": "en"}),
+             "{not json",
+             "",
+             json.dumps({"id": 7, "text": "Toronto is in Canada."}),
+             json.dumps({"id": "hp-1", "text": "duplicate"}),
+             json.dumps({"id": "x", "text": "  "})]
+    parsed = parse_file(write(tmp_path / "c.jsonl", "\n".join(lines)), "ignored")
+    assert [(d.id, d.title, d.metadata) for d in parsed.documents] == [
+        ("hp-1", "Lisbon", {"lang": "en"}), ("7", "7", {})]
+    assert [e.path for e in parsed.errors] == [f"{tmp_path / 'c.jsonl'}:{n}" for n in (2, 5, 6)]
+    assert "line 5: duplicate id 'hp-1'" in parsed.errors[1].reason
+    # the hash is of the canonical record: key order and spacing do not change it
+    again = parse_file(write(tmp_path / "d.jsonl", '{"lang":"en", "text":"Lisbon is in Portugal.",'
+                                                   '"title":"Lisbon","id":"hp-1"}'), "x")
+    assert again.documents[0].content_hash == parsed.documents[0].content_hash
+
+
+@pytest.mark.parametrize("name,data,reason", [
+    ("bin.txt", b"abc\x00\x01\x02def", "binary file (NUL bytes)"),
+    ("latin.md", "café".encode("latin-1"), "not valid UTF-8 (byte 3)"),
+    ("empty.txt", b"  \n\n ", "empty: no text"),
+    ("empty.html", b"<html><body><script>x()</script></body></html>", "empty: no text"),
+    ("fake.pdf", b"%PDF-1.4\nthis is not a pdf at all", "corrupt PDF"),
+    ("fake.docx", b"PK\x03\x04 not really a zip", "corrupt DOCX"),
+    ("image.png", b"\x89PNG....", "unsupported file type '.png'"),
+])
+def test_bad_files_raise_parse_error_with_path_and_reason(tmp_path, name, data, reason):
+    path = write(tmp_path / name, data)
+    with pytest.raises(ParseError) as info:
+        parse_file(path, name)
+    assert info.value.path == str(path)
+    assert info.value.reason.startswith(reason)
+
+
+def test_discover_recurses_in_order_skipping_hidden_data_dir_and_unknown_types(tmp_path):
+    for rel in ["b.md", "a/z.txt", "a/y.html", ".hidden/x.md", "a/.secret.txt", "data/pg.txt", "pic.png"]:
+        write(tmp_path / "root" / rel, "x")
+    direct = write(tmp_path / "direct.png", "x")
+    found = discover([tmp_path / "root", direct, tmp_path / "root" / "b.md"],
+                     suffixes=PARSERS, exclude=[tmp_path / "root" / "data"])
+    assert [(s.doc_id, s.direct) for s in found] == [
+        ("b.md", False), ("a/y.html", False), ("a/z.txt", False), ("direct.png", True)]
+    only_md = discover([tmp_path / "root"], glob="*.txt", suffixes=PARSERS)
+    assert [s.doc_id for s in only_md] == ["a/z.txt", "data/pg.txt"]
+    with pytest.raises(FileNotFoundError, match="nope"):
+        discover([tmp_path / "nope"])
