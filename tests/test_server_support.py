@@ -57,3 +57,46 @@ def ingest(assistant: Assistant, collection: str, path: Path = SAMPLE) -> dict:
     summary = ingest_paths([path], collection=collection, store=assistant.store, embedder=assistant.embedder,
                            settings=assistant.settings, progress=False)
     return summary.to_dict()
+
+
+COLLECTION = "handbook"
+BETA_TEXT = "Project Nightjar launches on 14 February with a budget of 3 million euros."
+_SHARED: dict[str, Assistant] = {}
+
+
+def shared_assistant(pg_url: str, data_dir: Path, embedder: object) -> Assistant:
+    """One Assistant (and one ingest of the sample corpus) for every server test module.
+
+    Collections: `handbook` (open servers), `acme__handbook` (tenant acme's handbook) and
+    `beta__secrets` (tenant beta's one document, which acme must never reach)."""
+    if pg_url not in _SHARED:
+        settings = Settings(store=pg_url, data_dir=str(data_dir), collection=COLLECTION)
+        assistant = Assistant(settings, embedder=embedder)
+        for name in (COLLECTION, "acme__handbook"):
+            assert ingest(assistant, name)["documents_failed"] == 0
+        secret = data_dir / "beta"
+        secret.mkdir(parents=True, exist_ok=True)
+        (secret / "nightjar.md").write_text(f"# Nightjar plan\n\n{BETA_TEXT}\n")
+        assert ingest(assistant, "beta__secrets", secret)["documents_new"] == 1
+        _SHARED[pg_url] = assistant
+    return _SHARED[pg_url]
+
+
+def open_settings(assistant: Assistant, **changes: object) -> Settings:
+    """Settings for a server over the shared assistant: no keys, generous limits unless changed."""
+    base = assistant.settings.replace(rate_limit_per_minute=100_000)
+    return base.replace(**changes)
+
+
+def sse_events(response: httpx.Response) -> list[tuple[str, str]]:
+    """(event, data) pairs of a server-sent event stream."""
+    events, event, data = [], None, []
+    for line in response.iter_lines():
+        if line.startswith("event:"):
+            event = line[6:].strip()
+        elif line.startswith("data:"):
+            data.append(line[5:].strip())
+        elif not line and data:
+            events.append((event or "message", "\n".join(data)))
+            event, data = None, []
+    return events

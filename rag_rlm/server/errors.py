@@ -48,8 +48,9 @@ def error_body(kind: str, message: str, field: str | None = None) -> dict[str, A
     return {"error": error}
 
 
-def _response(status: int, kind: str, message: str, field: str | None = None,
+def _response(request: Request[Any, Any, Any], status: int, kind: str, message: str, field: str | None = None,
               headers: dict[str, str] | None = None) -> Response[Any]:
+    request.scope["state"]["error_type"] = kind  # for the errors_total metric
     return Response(error_body(kind, message, field), status_code=status, headers=headers)
 
 
@@ -69,46 +70,46 @@ def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
     headers = dict(exc.headers or {})
     if isinstance(exc, ApiError):
-        return _response(exc.status_code, exc.kind, exc.detail, exc.field, headers)
+        return _response(request, exc.status_code, exc.kind, exc.detail, exc.field, headers)
     if isinstance(exc, ValidationException):
         field, message = _validation_field(exc)
-        return _response(422, "validation_error", f"{field}: {message}" if field else message, field)
+        return _response(request, 422, "validation_error", f"{field}: {message}" if field else message, field)
     detail = str(exc.detail)
     if exc.status_code == 400 and "malformed" in detail.lower():
-        return _response(422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
+        return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
     if exc.status_code == 413:
-        return _response(413, "too_large", "request body is larger than this server accepts", "body")
+        return _response(request, 413, "too_large", "request body is larger than this server accepts", "body")
     kind = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
-    return _response(exc.status_code, kind, detail, headers=headers)
+    return _response(request, exc.status_code, kind, detail, headers=headers)
 
 
 def handle_library(request: Request[Any, Any, Any], exc: RagRlmError) -> Response[Any]:
     if isinstance(exc, UnknownCollection):
         caller = request.scope["state"].get("caller")
         name = caller.public(exc.name) if caller else exc.name
-        return _response(404, "unknown_collection", f"unknown collection {name!r}", "collection")
+        return _response(request, 404, "unknown_collection", f"unknown collection {name!r}", "collection")
     if isinstance(exc, ConfigError):
-        return _response(422, "invalid_value", exc.reason, exc.setting)
+        return _response(request, 422, "invalid_value", exc.reason, exc.setting)
     if isinstance(exc, BackendError):
         log.warning("backend error", extra={"request_id": request_id_of(request.scope), "error": str(exc)})
-        return _response(503, "backend_unavailable", f"generation backend failed: {exc}",
+        return _response(request, 503, "backend_unavailable", f"generation backend failed: {exc}",
                          headers={"Retry-After": "5"})
     if isinstance(exc, StoreError):
         log.warning("store error", extra={"request_id": request_id_of(request.scope), "error": str(exc)})
-        return _response(503, "store_unavailable", f"vector store failed: {exc}", headers={"Retry-After": "5"})
+        return _response(request, 503, "store_unavailable", f"vector store failed: {exc}", headers={"Retry-After": "5"})
     if isinstance(exc, BudgetExceeded):
-        return _response(504, "timeout", str(exc))
+        return _response(request, 504, "timeout", str(exc))
     if isinstance(exc, Cancelled):
-        return _response(499, "cancelled", str(exc))
+        return _response(request, 499, "cancelled", str(exc))
     if isinstance(exc, ModelNotFound):
-        return _response(503, "model_not_found", str(exc))
+        return _response(request, 503, "model_not_found", str(exc))
     return handle_unexpected(request, exc)
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
     rid = request_id_of(request.scope)
     log.error("unhandled error", exc_info=exc, extra={"request_id": rid})
-    return _response(500, "internal_error", f"internal error; quote request id {rid} when reporting it")
+    return _response(request, 500, "internal_error", f"internal error; quote request id {rid} when reporting it")
 
 
 EXCEPTION_HANDLERS: dict[Any, Any] = {

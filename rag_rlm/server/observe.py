@@ -64,6 +64,8 @@ def _finish(scope: Scope, state: dict[str, Any]) -> None:
     metrics = scope["app"].state.get("server").metrics
     metrics.inc("rag_rlm_http_requests_total", route=route, method=scope["method"], status=str(status))
     metrics.observe("rag_rlm_http_request_duration_seconds", seconds, route=route)
+    if status >= 400:
+        metrics.inc("rag_rlm_errors_total", type=state.get("error_type", f"http_{status}"))
     caller = state.get("caller")
     log.info("request", extra={
         "request_id": request_id_of(scope), "method": scope["method"], "path": scope["path"],
