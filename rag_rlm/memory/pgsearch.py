@@ -44,10 +44,10 @@ def search_sql(
         "  SELECT document_id, chunk_index, row_number() OVER (ORDER BY score DESC) AS rank FROM ({n}) s),"
         " keyword AS ("
         "  SELECT c.document_id, c.chunk_index,"
-        "   row_number() OVER (ORDER BY ts_rank_cd(c.tsv, tq.query) DESC) AS rank"
+        "   row_number() OVER (ORDER BY ts_rank(c.tsv, tq.query) DESC) AS rank"
         "  FROM {t} c" + _JOIN_DOCS + ", " + _TSQUERY +
         "  WHERE c.tsv @@ tq.query {f}"
-        "  ORDER BY ts_rank_cd(c.tsv, tq.query) DESC LIMIT %(n)s),"
+        "  ORDER BY ts_rank(c.tsv, tq.query) DESC LIMIT %(n)s),"
         " fused AS ("
         "  SELECT document_id, chunk_index,"
         "   coalesce(1.0 / (%(rrf)s + s.rank), 0.0) + coalesce(1.0 / (%(rrf)s + kw.rank), 0.0) AS rrf"

@@ -32,6 +32,7 @@ from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
 
 REGISTRY = "rag_rlm_registry"  # user collections are rag_rlm__<name>, so this cannot clash
 CANDIDATES = 40  # per side of the hybrid fusion
+RRF_K = 60  # as in the pgvector store, so both rank alike
 _NS = uuid.UUID("6f1c1f4e-2a59-4c55-9a7e-5f0d3c1b2a10")
 _DOC_FIELDS = ("document_id", "title", "source")
 
@@ -180,7 +181,7 @@ class QdrantStore:
                     name, limit=k, with_payload=True, with_vectors=True,
                     prefetch=[qm.Prefetch(query=query.tolist(), filter=query_filter, limit=n),
                               qm.Prefetch(query=qm.TextQuery(text=text), using="text", filter=query_filter, limit=n)],
-                    query=qm.FusionQuery(fusion=qm.Fusion.RRF),
+                    query=qm.RrfQuery(rrf=qm.Rrf(k=RRF_K)),
                 ).points
             else:
                 hits = self._client.query_points(
