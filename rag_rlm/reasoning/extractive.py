@@ -217,7 +217,8 @@ class ExtractiveReasoner:
         return self.embedder.count_tokens(text) if text else 0
 
     def _sentences(self, span: Span) -> list[_Sentence]:
-        return [_Sentence(span, span.text[s:e]) for s, e in sentences(span.text)]
+        # One line per sentence: answers use line breaks for their own structure.
+        return [_Sentence(span, " ".join(span.text[s:e].split())) for s, e in sentences(span.text)]
 
     def _scores(self, question: str, sents: list[_Sentence]) -> np.ndarray:
         qv = self.embedder.embed([question])[0]
