@@ -8,7 +8,9 @@ import uuid
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings as hyp_settings, strategies as st
+from hypothesis import HealthCheck, given
+from hypothesis import settings as hyp_settings
+from hypothesis import strategies as st
 
 from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
