@@ -107,6 +107,13 @@ def test_left_padding_does_not_change_a_prompts_result(tiny):
     assert [r.tokens_in for r in batched] == [r.tokens_in for r in alone]
 
 
+def test_a_prompt_beyond_the_context_fails_alone(tiny):
+    huge = [{"role": "user", "content": "Expenses are reimbursed within thirty days. " * 200}]
+    ok, too_long = tiny.generate([PROMPTS[0], huge], max_new_tokens=4)
+    assert ok.ok and ok.tokens_in == tiny.count_tokens(PROMPTS[0])
+    assert not too_long.ok and "context of 1024" in str(too_long.error) and not too_long.error.transient
+
+
 def test_plain_rendering_without_a_chat_template(tmp_path):
     llm = LocalLLM(build_tiny_model(tmp_path / "plain", chat_template=None), quantization="none")
     assert llm.render(PROMPTS[1]) == "system: Be brief.\nuser: Who directed the film in which the fox starred?\nassistant:"

@@ -74,6 +74,26 @@ class LocalLLM:
         if max_new_tokens <= 0:
             raise ValueError(f"max_new_tokens must be > 0, got {max_new_tokens}")
         texts = [self.render(p) for p in prompts]
+        results: list[Generation | None] = [self._too_long(t, max_new_tokens) for t in texts]
+        todo = [i for i, r in enumerate(results) if r is None]
+        if todo:
+            for i, result in zip(todo, self._batch([texts[i] for i in todo], max_new_tokens, min_new_tokens),
+                                 strict=True):
+                results[i] = result
+        return [r for r in results if r is not None]
+
+    # -- internals ---------------------------------------------------------------------------
+
+    def _too_long(self, text: str, max_new_tokens: int) -> Generation | None:
+        """An error for a prompt the model cannot take (positions beyond its context), else None."""
+        limit = getattr(self._model.config, "max_position_embeddings", None)
+        n = len(self._encode_one(text))
+        if limit and n + max_new_tokens > limit:
+            msg = f"prompt of {n} tokens + {max_new_tokens} new exceeds the model's context of {limit}"
+            return Generation(tokens_in=0, error=BackendError(msg))
+        return None
+
+    def _batch(self, texts: list[str], max_new_tokens: int, min_new_tokens: int) -> list[Generation]:
         with self._lock:
             try:
                 out, lengths, width = self._run(texts, max_new_tokens, min(min_new_tokens, max_new_tokens))
@@ -82,8 +102,6 @@ class LocalLLM:
                 err = BackendError(f"out of GPU memory for a batch of {len(texts)}: {e}", transient=True)
                 return [Generation(error=err) for _ in texts]
         return [self._result(row[width:], n_in) for row, n_in in zip(out, lengths, strict=True)]
-
-    # -- internals ---------------------------------------------------------------------------
 
     def _encode_one(self, text: str) -> list[int]:
         # a chat template writes its own BOS; the plain rendering needs the tokenizer's
