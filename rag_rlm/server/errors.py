@@ -12,7 +12,7 @@ import re
 from typing import Any
 
 from litestar import Request, Response
-from litestar.exceptions import HTTPException, ValidationException
+from litestar.exceptions import HTTPException, SerializationException, ValidationException
 
 from ..errors import (
     BackendError,
@@ -75,7 +75,7 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         field, message = _validation_field(exc)
         return _response(request, 422, "validation_error", f"{field}: {message}" if field else message, field)
     detail = str(exc.detail)
-    if exc.status_code == 400 and "malformed" in detail.lower():
+    if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):  # body did not decode
         return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
     if exc.status_code == 413:
         return _response(request, 413, "too_large", "request body is larger than this server accepts", "body")

@@ -1,0 +1,223 @@
+"""Tenants, limits and bad input on a live server: isolation across every endpoint, 401/413/422/
+429/503 with JSON bodies naming the field, and a schemathesis fuzz pass that finds no 5xx."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+import schemathesis
+from hypothesis import HealthCheck, given, settings
+from openai import OpenAI
+from test_server_support import BETA_TEXT, KEYS, LiveServer, open_settings, shared_assistant, sse_events
+
+VACATION_Q = "How many vacation days do new hires get per year?"
+NIGHTJAR_Q = "When does Project Nightjar launch and what is its budget?"
+
+
+class GatedAssistant:
+    """The real Assistant, except that `ask` first waits until the test opens `gate`: it makes
+    "an answer is running" last exactly as long as the overload test needs."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.gate = threading.Event()
+        self.entered = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def ask(self, *args, **kwargs):
+        self.entered.set()
+        self.gate.wait(60)
+        return self.inner.ask(*args, **kwargs)
+
+
+@pytest.fixture(scope="module")
+def assistant(pg_url, embedder, tmp_path_factory):
+    return shared_assistant(pg_url, tmp_path_factory.mktemp("server_data"), embedder)
+
+
+@pytest.fixture(scope="module")
+def tenants(assistant):
+    with LiveServer(open_settings(assistant, api_keys=KEYS), assistant) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def limited(assistant):
+    s = open_settings(assistant, max_body_bytes=2000, max_upload_bytes=5000, max_question_chars=100)
+    with LiveServer(s, assistant) as srv:
+        yield srv
+
+
+def error(r):
+    assert r.headers["content-type"].startswith("application/json"), r.text
+    return r.json()["error"]
+
+
+def leaks(body_text: str) -> bool:
+    """Beta's facts (the question's own words may be echoed back: they are acme's)."""
+    return "3 million" in body_text or "14 february" in body_text.lower() or "nightjar.md" in body_text
+
+
+def test_keys_are_required_and_checked(tenants):
+    with tenants.client() as anon, tenants.client("wrong") as bad:
+        for c in (anon, bad):
+            r = c.get("/v1/collections")
+            assert r.status_code == 401 and r.headers["WWW-Authenticate"] == "Bearer"
+            assert error(r)["field"] == "Authorization"
+        assert anon.get("/health").status_code == 200  # health and metrics stay open for probes
+
+
+def test_a_tenant_cannot_reach_another_tenants_text_by_any_endpoint(tenants):
+    with tenants.client("key-acme") as acme, tenants.client("key-beta") as beta:
+        # beta's own view works: its collection, its document, its answer and trace
+        assert [c["name"] for c in beta.get("/v1/collections").json()["collections"]] == ["secrets"]
+        own = beta.post("/v1/ask", json={"question": NIGHTJAR_Q, "collection": "secrets"})
+        assert own.status_code == 200 and "3 million" in own.json()["answer"]
+        beta_trace = own.json()["trace_id"]
+        assert beta.get(f"/v1/traces/{beta_trace}").status_code == 200
+
+        # acme, by every route, with every spelling of beta's collection
+        assert "secrets" not in {c["name"] for c in acme.get("/v1/collections").json()["collections"]}
+        assert "secrets" not in {m["id"] for m in acme.get("/v1/models").json()["data"]}
+        for name in ("secrets", "beta__secrets"):
+            r = acme.post("/v1/ask", json={"question": NIGHTJAR_Q, "collection": name})
+            assert r.status_code in (404, 422) and not leaks(r.text)
+            r = acme.post("/v1/ask", json={"question": NIGHTJAR_Q, "collection": name, "stream": True})
+            assert r.status_code in (404, 422) and not leaks(r.text)
+            assert acme.get(f"/v1/collections/{name}/documents").status_code in (404, 422)
+            assert acme.delete(f"/v1/collections/{name}/documents/nightjar.md").status_code in (404, 422)
+            r = acme.post("/v1/chat/completions",
+                          json={"model": name, "messages": [{"role": "user", "content": NIGHTJAR_Q}]})
+            assert r.status_code == 200 and not leaks(r.text)  # answered from acme's own default
+            assert all(c["document_id"] != "nightjar.md" for c in r.json()["citations"])
+        r = acme.get(f"/v1/traces/{beta_trace}")
+        assert r.status_code == 404 and not leaks(r.text)
+
+        # acme uploading under the same name lands in acme's namespace, not in beta's collection
+        up = acme.post("/v1/collections/secrets/documents", files=[("files", ("acme-notes.md", "acme notes\n"))])
+        assert up.status_code == 200 and up.json()["documents_new"] == 1
+        docs = beta.get("/v1/collections/secrets/documents").json()["documents"]
+        assert [d["id"] for d in docs] == ["nightjar.md"] and docs[0]["chunks"] >= 1
+        again = beta.post("/v1/ask", json={"question": NIGHTJAR_Q, "collection": "secrets"}).json()
+        assert "3 million" in again["answer"]
+
+
+def test_jobs_are_per_tenant(tenants):
+    with tenants.client("key-acme") as acme, tenants.client("key-beta") as beta:
+        big = BETA_TEXT + "\n" + " " * 2_100_000
+        r = beta.post("/v1/collections/bigjob/documents", files=[("files", ("big.txt", big))])
+        assert r.status_code == 202
+        url = r.json()["url"]
+        assert beta.get(url).status_code == 200
+        r = acme.get(url)
+        assert r.status_code == 404 and not leaks(r.text)
+
+
+def test_openai_client_sees_only_its_tenants_models(tenants):
+    acme = OpenAI(base_url=f"{tenants.url}/v1", api_key="key-acme", max_retries=0)
+    models = {m.id for m in acme.models.list()}
+    with tenants.client("key-acme") as c:
+        assert models == {col["name"] for col in c.get("/v1/collections").json()["collections"]}
+    assert "handbook" in models and not any("__" in m for m in models)  # no stored names
+    for model in ("secrets", "beta__secrets"):
+        reply = acme.chat.completions.create(model=model, messages=[{"role": "user", "content": NIGHTJAR_Q}])
+        assert not leaks(reply.choices[0].message.content) and not leaks(str(reply.model_extra))
+
+
+def test_rate_limit_gives_429_with_retry_after(assistant):
+    with LiveServer(open_settings(assistant, rate_limit_per_minute=3), assistant) as srv, srv.client() as c:
+        codes = [c.get("/v1/collections").status_code for _ in range(4)]
+        assert codes == [200, 200, 200, 429]
+        r = c.get("/v1/collections")
+        assert r.status_code == 429 and int(r.headers["Retry-After"]) >= 1
+        assert error(r)["type"] == "rate_limited"
+        assert c.get("/health").status_code == 200  # probes are not rate limited
+
+
+def test_oversize_bodies_give_413(limited):
+    with limited.client() as c:
+        r = c.post("/v1/ask", json={"question": "x", "padding": "y" * 5000})
+        assert r.status_code == 413 and error(r)["field"] == "body"
+        r = c.post("/v1/collections/up/documents", files=[("files", ("a.txt", "z" * 6000))])
+        assert r.status_code == 413 and error(r)["type"] == "too_large"
+
+
+@pytest.mark.parametrize(("body", "field"), [
+    (b'{"question": "unterminated', "body"),
+    (b'{"question": 5}', "question"),
+    (b'{"question": "ok?", "top_k": "many"}', "top_k"),
+    (b'{"question": "ok?", "top_k": 0}', "top_k"),
+    (b'{"question": "ok?", "stream": "yes"}', "stream"),
+    (b'{"collection": "handbook"}', "question"),
+    (b'[1, 2]', "body"),
+])
+def test_malformed_json_and_wrong_types_give_422_naming_the_field(limited, body, field):
+    with limited.client() as c:
+        r = c.post("/v1/ask", content=body, headers={"content-type": "application/json"})
+    assert r.status_code == 422, r.text
+    assert error(r)["field"] == field and field in error(r)["message"]
+
+
+def test_chat_wrong_types_give_422(limited):
+    with limited.client() as c:
+        r = c.post("/v1/chat/completions", json={"model": "m", "messages": "hello"})
+        assert r.status_code == 422 and error(r)["field"] == "messages"
+        r = c.post("/v1/chat/completions", json={"model": "m", "messages": [{"role": "system", "content": "x"}]})
+        assert r.status_code == 422 and error(r)["field"] == "messages"
+
+
+def test_question_over_the_length_cap_gives_422_naming_it(limited):
+    with limited.client() as c:
+        r = c.post("/v1/ask", json={"question": "why? " * 30})
+        assert r.status_code == 422 and error(r)["field"] == "question" and "100" in error(r)["message"]
+        r = c.post("/v1/chat/completions", json={"messages": [{"role": "user", "content": "q" * 150}]})
+        assert r.status_code == 422 and error(r)["field"] == "question"
+        r = c.post("/v1/ask", json={"question": "   "})
+        assert r.status_code == 422 and error(r)["field"] == "question"
+
+
+def test_a_burst_beyond_the_queue_is_refused_with_503(assistant):
+    gated = GatedAssistant(assistant)
+    s = open_settings(assistant, max_concurrent_answers=1, max_queued_answers=0)
+    with LiveServer(s, gated) as srv, srv.client() as c:
+        first: dict = {}
+        worker = threading.Thread(target=lambda: first.update(r=c.post("/v1/ask", json={"question": VACATION_Q})))
+        worker.start()
+        assert gated.entered.wait(30)
+        r = c.post("/v1/ask", json={"question": VACATION_Q})
+        assert r.status_code == 503 and int(r.headers["Retry-After"]) >= 1 and error(r)["type"] == "overloaded"
+        r = c.post("/v1/ask", json={"question": VACATION_Q, "stream": True})
+        assert r.status_code == 503
+        gated.gate.set()
+        worker.join(60)
+        assert first["r"].status_code == 200 and "22" in first["r"].json()["answer"]
+        # the slot is free again
+        with c.stream("POST", "/v1/ask", json={"question": VACATION_Q, "stream": True}) as r:
+            assert [k for k, _ in sse_events(r)][-1] == "done"
+
+
+def test_fuzzing_the_openapi_schema_finds_no_5xx(limited):
+    schema = schemathesis.openapi.from_url(f"{limited.url}/schema/openapi.json")
+    operations = [result.ok() for result in schema.get_all_operations()]
+    assert len(operations) >= 10
+    failures: list[str] = []
+    started = time.monotonic()
+    for operation in operations:
+        heavy = operation.path in ("/v1/ask", "/v1/chat/completions")
+
+        @settings(max_examples=6 if heavy else 15, deadline=None, database=None, derandomize=True,
+                  suppress_health_check=list(HealthCheck))
+        @given(case=operation.as_strategy())
+        def check(case):
+            response = case.call(base_url=limited.url, timeout=60)
+            if response.status_code >= 500:
+                failures.append(f"{case.method} {case.formatted_path} -> {response.status_code}: {response.text[:200]}")
+            assert "Traceback" not in response.text
+
+        check()
+    assert not failures, failures
+    assert time.monotonic() - started < 240
