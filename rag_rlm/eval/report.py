@@ -1,0 +1,167 @@
+"""Aggregate the rows into figures, and write report.json, summary.md and plot.png."""
+
+from __future__ import annotations
+
+import json
+import math
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+from . import metrics
+from .runner import Row
+
+
+def aggregate(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
+    """{mode: {k: figures}} over the given rows."""
+    out: dict[str, dict[str, dict[str, float]]] = {}
+    for mode in dict.fromkeys(r.mode for r in rows):
+        out[mode] = {}
+        for k in sorted({r.k for r in rows if r.mode == mode}):
+            out[mode][str(k)] = figures([r for r in rows if r.mode == mode and r.k == k])
+    return out
+
+
+def figures(rows: Sequence[Row]) -> dict[str, float]:
+    ok = [r for r in rows if r.status != "error"]
+    seconds = [r.seconds for r in ok]
+    return {
+        "questions": len(rows),
+        "errors": len(rows) - len(ok),
+        "recall": _mean(r.recall for r in rows),
+        "all_supporting": _mean(r.all_supporting for r in rows),
+        "exact_match": _mean(r.exact_match for r in rows),
+        "f1": _mean(r.f1 for r in rows),
+        "containment": _mean(r.containment for r in rows),
+        "latency_p50": metrics.percentile(seconds, 50),
+        "latency_p95": metrics.percentile(seconds, 95),
+        "latency_mean": _mean(seconds),
+        "llm_calls": _mean(r.llm_calls for r in rows),
+        "tokens_in": _mean(r.tokens_in for r in rows),
+        "tokens_out": _mean(r.tokens_out for r in rows),
+        "cache_hits": _mean(r.cache_hits for r in rows),
+        "retrievals": _mean(r.retrievals for r in rows),
+        "documents_read": _mean(len(r.documents_read) for r in rows),
+    }
+
+
+def build_report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
+    types = sorted({r.type for r in rows if r.type})
+    return {
+        "meta": meta,
+        "overall": aggregate(rows),
+        "by_type": {t: aggregate([r for r in rows if r.type == t]) for t in types},
+        "rows": [r.to_dict() for r in rows],
+    }
+
+
+def headline_k(report: dict[str, Any]) -> str:
+    """The k whose answer figures the summary shows: 5 when measured, else the middle one."""
+    ks = sorted({k for by_k in report["overall"].values() for k in by_k}, key=int)
+    return "5" if "5" in ks else ks[len(ks) // 2]
+
+
+def summary_markdown(report: dict[str, Any]) -> str:
+    overall = report["overall"]
+    modes = list(overall)
+    ks = sorted({k for by_k in overall.values() for k in by_k}, key=int)
+    hk = headline_k(report)
+    meta = report["meta"]
+    lines = [f"## {meta.get('title', 'eval')}", "",
+             f"{meta.get('questions', '?')} questions, collection `{meta.get('collection')}`, "
+             f"reasoner {meta.get('reasoner')}, hybrid={meta.get('hybrid')}, max_depth={meta.get('max_depth')}. "
+             f"Answer and cost rows are at k={hk}.", ""]
+    both = len(modes) == 2
+    head = "| metric | " + " | ".join(modes) + (" | Δ |" if both else " |")
+    lines += [head, "|---" * (len(modes) + 1 + both) + "|"]
+
+    def row(label: str, key: str, k: str, fmt: str = "{:.3f}", delta: bool = True) -> None:
+        vals = [overall[m].get(k, {}).get(key, math.nan) for m in modes]
+        cells = [fmt.format(v) for v in vals]
+        if both:
+            cells.append((f"{vals[1] - vals[0]:+.3f}") if delta else "")
+        lines.append(f"| {label} | " + " | ".join(cells) + " |")
+
+    for k in ks:
+        row(f"recall@{k}", "recall", k)
+    for k in ks:
+        row(f"all-supporting@{k}", "all_supporting", k)
+    row(f"exact match (k={hk})", "exact_match", hk)
+    row(f"token F1 (k={hk})", "f1", hk)
+    row(f"containment (k={hk})", "containment", hk)
+    row(f"latency p50 s (k={hk})", "latency_p50", hk)
+    row(f"latency p95 s (k={hk})", "latency_p95", hk)
+    row(f"reasoner calls / question (k={hk})", "llm_calls", hk, "{:.2f}")
+    row(f"retrievals / question (k={hk})", "retrievals", hk, "{:.2f}")
+    row(f"tokens in+out / question (k={hk})", "tokens_in", hk, "{:.0f}", delta=False)
+    for k in ks:
+        row(f"distinct docs read / question (k={k})", "documents_read", k, "{:.1f}")
+    if both:
+        f, r = overall[modes[0]].get(hk, {}), overall[modes[1]].get(hk, {})
+        if f.get("latency_p50"):
+            lines.append(f"\nLatency ratio {modes[1]}/{modes[0]} at k={hk}: p50 "
+                         f"{r['latency_p50'] / f['latency_p50']:.2f}x, mean {r['latency_mean'] / f['latency_mean']:.2f}x.")
+    errors = sum(v["errors"] for by_k in overall.values() for v in by_k.values())
+    if errors:
+        lines.append(f"\n{errors} answers failed (see rows with status 'error' in report.json).")
+    if report["by_type"]:
+        lines += ["", f"Per question type (k={hk}):", "",
+                  "| type | n | " + " | ".join(f"{m} recall" for m in modes) + " | "
+                  + " | ".join(f"{m} all-supp." for m in modes) + " | "
+                  + " | ".join(f"{m} contain." for m in modes) + " |",
+                  "|---" * (2 + 3 * len(modes)) + "|"]
+        for t, agg in report["by_type"].items():
+            cells = [str(int(next(iter(agg.values()))[hk]["questions"]))]
+            for key in ("recall", "all_supporting", "containment"):
+                cells += [f"{agg[m][hk][key]:.3f}" if m in agg and hk in agg[m] else "-" for m in modes]
+            lines.append(f"| {t} | " + " | ".join(cells) + " |")
+    return "\n".join(lines) + "\n"
+
+
+def plot_recall(report: dict[str, Any], path: Path) -> None:
+    import matplotlib
+
+    matplotlib.use("Agg")  # no display needed
+    import matplotlib.pyplot as plt
+
+    fig, ax = plt.subplots(figsize=(6, 4), dpi=110)
+    for mode, by_k in report["overall"].items():
+        ks = sorted(by_k, key=int)
+        xs = [int(k) for k in ks]
+        line, = ax.plot(xs, [by_k[k]["recall"] for k in ks], marker="o", label=f"{mode} recall@k")
+        ax.plot(xs, [by_k[k]["all_supporting"] for k in ks], marker="s", linestyle="--", color=line.get_color(),
+                label=f"{mode} all-supporting@k")
+    ax.set_xlabel("k (spans per retrieval)")
+    ax.set_ylabel("share")
+    ax.set_ylim(0, 1)
+    ax.set_title(report["meta"].get("title", "supporting-document recall"))
+    ax.grid(alpha=0.3)
+    ax.legend(fontsize=8)
+    fig.tight_layout()
+    fig.savefig(path)
+    plt.close(fig)
+
+
+def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, Path]:
+    out = Path(out_dir)
+    out.mkdir(parents=True, exist_ok=True)
+    paths = {"report": out / "report.json", "summary": out / "summary.md", "plot": out / "plot.png"}
+    paths["report"].write_text(json.dumps(_clean(report), indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
+    paths["summary"].write_text(summary_markdown(report), encoding="utf-8")
+    plot_recall(report, paths["plot"])
+    return paths
+
+
+def _clean(value: Any) -> Any:
+    """NaN (a figure over no values) as null, so report.json is strict JSON."""
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    if isinstance(value, dict):
+        return {k: _clean(v) for k, v in value.items()}
+    if isinstance(value, list):
+        return [_clean(v) for v in value]
+    return value
+
+
+def _mean(values) -> float:
+    return metrics.mean(list(values))
