@@ -12,6 +12,7 @@ the embedded server for `pgserver://PATH` when needed (PgVectorStore and the sta
 from __future__ import annotations
 
 import threading
+import time
 from pathlib import Path
 
 import psycopg
@@ -34,16 +35,23 @@ def postgres_dsn(url: str) -> str:
     return _embedded_server_dsn(Path(rest))
 
 
-def _embedded_server_dsn(path: Path) -> str:
+def _embedded_server_dsn(path: Path, attempts: int = 3) -> str:
     import pgserver  # heavy-ish import, only for the embedded default
 
     path = path.expanduser()
-    path = path if path.is_absolute() else Path.cwd() / path
-    try:
-        path.parent.mkdir(parents=True, exist_ok=True)
-        return pgserver.get_server(path).get_uri()
-    except Exception as e:  # pgserver raises bare subprocess/OS errors
-        raise StoreError(f"could not start the embedded PostgreSQL in {path}: {e}") from e
+    path = (path if path.is_absolute() else Path.cwd() / path).resolve()
+    error: Exception | None = None
+    for attempt in range(attempts):
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+            return pgserver.get_server(path).get_uri()
+        except Exception as e:  # pgserver raises bare subprocess/OS/assertion errors
+            error = e
+            # pgserver caches a server whose start failed (pg_ctl gives up after 10 s on a busy
+            # machine) and would hand it back forever: forget it and try again.
+            pgserver.PostgresServer._instances.pop(path, None)
+            time.sleep(1 + attempt)
+    raise StoreError(f"could not start the embedded PostgreSQL in {path}: {error!r}") from error
 
 
 def pending(applied: set[str]) -> list[Path]:
