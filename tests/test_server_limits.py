@@ -200,6 +200,36 @@ def test_a_burst_beyond_the_queue_is_refused_with_503(assistant):
             assert [k for k, _ in sse_events(r)][-1] == "done"
 
 
+class CancelWatchingAssistant:
+    """The real Assistant, except that `ask` first holds until the request is withdrawn (its
+    cancel event set) or 30 s pass, and records which: the disconnect test watches that event."""
+
+    def __init__(self, inner):
+        self.inner = inner
+        self.entered = threading.Event()
+        self.cancelled = threading.Event()
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def ask(self, *args, cancel=None, **kwargs):
+        self.entered.set()
+        if cancel is not None and cancel.wait(30):
+            self.cancelled.set()
+        return self.inner.ask(*args, cancel=cancel, **kwargs)
+
+
+def test_a_client_that_disconnects_cancels_the_work(assistant):
+    watching = CancelWatchingAssistant(assistant)
+    with LiveServer(open_settings(assistant), watching) as srv, srv.client() as c:
+        with c.stream("POST", "/v1/ask", json={"question": VACATION_Q, "stream": True}) as r:
+            assert r.status_code == 200
+            assert watching.entered.wait(30)
+            assert not watching.cancelled.is_set()
+        # leaving the block closed the connection mid-stream
+        assert watching.cancelled.wait(15)
+
+
 def test_fuzzing_the_openapi_schema_finds_no_5xx(limited):
     schema = schemathesis.openapi.from_url(f"{limited.url}/schema/openapi.json")
     operations = [result.ok() for result in schema.get_all_operations()]
