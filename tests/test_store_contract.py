@@ -129,6 +129,8 @@ def test_version_changes_on_every_write_and_delete_but_not_on_reads(store, colle
     store.delete_document(collection, "bread")
     seen.append(store.collection_info(collection).version)
     assert len(set(seen)) == 4
+    assert store.delete_document(collection, "bread") is False  # nothing changed: same version
+    assert store.collection_info(collection).version == seen[-1]
 
 
 def test_unknown_collection_raises(store, collection, embedder):
