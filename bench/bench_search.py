@@ -46,6 +46,14 @@ def load(store: PgVectorStore | QdrantStore, vectors: np.ndarray) -> None:
         store.write_document(COLLECTION, doc, chunks, block)
 
 
+def clustered_vectors(rng: np.random.Generator, centers: np.ndarray, n: int) -> np.ndarray:
+    """Unit vectors around topic centers (cosine ~0.7 to their center), as real embeddings
+    cluster; uniform random vectors in 384-d have no neighbourhood structure at all."""
+    noise = rng.standard_normal((n, DIM), dtype=np.float32) / np.sqrt(DIM)
+    v = centers[rng.integers(0, len(centers), n)] + noise
+    return v / np.linalg.norm(v, axis=1, keepdims=True)
+
+
 def position(span: Span) -> int:
     return int(span.document_id[1:]) * PER_DOC + span.chunk_index
 
@@ -114,12 +122,18 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pg", default="", help="pgserver:// or postgresql:// URL (default: a fresh temporary pgserver)")
     parser.add_argument("--ef", default=f"100,200,{EF_SEARCH},1000",
                         help=f"hnsw.ef_search values to measure (store default {EF_SEARCH})")
+    parser.add_argument("--data", choices=("uniform", "clustered"), default="uniform",
+                        help="uniform random unit vectors (worst case) or vectors around 1,000 topic centers")
     parser.add_argument("--skip-qdrant", action="store_true")
     args = parser.parse_args(argv)
 
     rng = np.random.default_rng(42)
-    vectors = unit_vectors(rng, args.n)
-    queries = unit_vectors(rng, max(args.queries, args.qdrant_queries))
+    nq = max(args.queries, args.qdrant_queries)
+    if args.data == "clustered":
+        centers = unit_vectors(rng, 1000)
+        vectors, queries = clustered_vectors(rng, centers, args.n), clustered_vectors(rng, centers, nq)
+    else:
+        vectors, queries = unit_vectors(rng, args.n), unit_vectors(rng, nq)
     truth = exact_top_k(vectors, queries)
     efs = [int(x) for x in args.ef.split(",")]
     # Qdrant local commits every point in its own SQLite transaction: on tmpfs that costs no
@@ -131,11 +145,11 @@ def main(argv: list[str] | None = None) -> None:
         if not args.skip_qdrant:
             nq = args.qdrant_queries
             rows["qdrant (local)"] = bench_qdrant(str(Path(tmp) / "qdrant"), vectors, queries[:nq], truth[:nq])
-    print_table(args.n, rows)
+    print_table(args.n, args.data, rows)
 
 
-def print_table(n: int, rows: dict[str, dict[str, float]]) -> None:
-    print(f"\nsearch benchmark: {n:,} chunks, dim {DIM}, top-{K}, random unit vectors")
+def print_table(n: int, data: str, rows: dict[str, dict[str, float]]) -> None:
+    print(f"\nsearch benchmark: {n:,} chunks, dim {DIM}, top-{K}, {data} random unit vectors")
     print(f"{'store':<20}{'load s':>9}{'index s':>9}{'chunks/s':>10}{'queries':>9}{'p50 ms':>9}{'p95 ms':>9}{'recall@10':>11}")
     for name, r in rows.items():
         print(f"{name:<20}{r['load_s']:>9.1f}{r['index_s']:>9.1f}{n / r['total_s']:>10,.0f}{r['queries']:>9.0f}"
