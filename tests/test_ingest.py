@@ -152,8 +152,8 @@ def test_jsonl_records_keep_their_ids_and_a_bad_line_is_named(tmp_path, store, e
 def test_a_stop_request_ends_after_a_whole_document_and_the_next_run_finishes(
         tmp_path, store, embedder, settings, collection):
     corpus = tmp_path / "big"
-    for i in range(30):
-        write(corpus / f"doc{i:02}.txt", f"Doc {i}\n\n" + f"Fact {i}: the code word is w{i}. " * 40)
+    for i in range(20):
+        write(corpus / f"doc{i:02}.txt", f"Doc {i}\n\n" + f"Fact {i}: the code word is w{i}. " * 12)
     stop = threading.Event()
 
     def progress(done: int, total: int | None, chunks: int) -> None:
@@ -162,11 +162,11 @@ def test_a_stop_request_ends_after_a_whole_document_and_the_next_run_finishes(
 
     part = ingest_paths([corpus], collection=collection, store=store, embedder=embedder,
                         settings=settings.replace(batch_size=4), progress=progress, stop=stop)
-    assert part.interrupted and 5 <= part.documents_new < 30
+    assert part.interrupted and 5 <= part.documents_new < 20
     assert len(assert_consistent(store, embedder, collection)) == part.documents_new
     rest = run([corpus], store, embedder, settings, collection)
-    assert (rest.documents_unchanged, rest.documents_new) == (part.documents_new, 30 - part.documents_new)
-    assert len(assert_consistent(store, embedder, collection)) == 30
+    assert (rest.documents_unchanged, rest.documents_new) == (part.documents_new, 20 - part.documents_new)
+    assert len(assert_consistent(store, embedder, collection)) == 20
 
 
 # --- the CLI ---------------------------------------------------------------------------------
@@ -228,10 +228,13 @@ def wait_for_documents(store, collection: str, proc: subprocess.Popen, at_least:
     raise AssertionError(f"ingest never stored {at_least} documents: {proc.communicate()}")
 
 
+N_BIG = 40  # documents of about 2 chunks; batches of 8 chunks write a few documents at a time
+
+
 def big_corpus(root: Path, n: int) -> Path:
     for i in range(n):
         body = "\n\n".join(f"Section {j} of report {i}: the {j}th figure is {i * j} units, "
-                           f"measured in warehouse {i % 7} during week {j}." * 3 for j in range(6))
+                           f"measured in warehouse {i % 7} during week {j}." for j in range(4))
         write(root / f"r{i:03}.md", f"# Report {i}\n\n{body}\n")
     return root
 
@@ -239,7 +242,7 @@ def big_corpus(root: Path, n: int) -> Path:
 @pytest.mark.parametrize("sig,code", [(signal.SIGKILL, -signal.SIGKILL), (signal.SIGINT, 130)])
 def test_an_interrupted_cli_run_leaves_no_partial_document_and_the_next_run_finishes(
         tmp_path, pg_url, embedder, collection, sig, code):
-    corpus = big_corpus(tmp_path / "big", 80)
+    corpus = big_corpus(tmp_path / "big", N_BIG)
     store = open_store(pg_url)
     try:
         proc = spawn_ingest(corpus, collection, pg_url)
@@ -248,7 +251,7 @@ def test_an_interrupted_cli_run_leaves_no_partial_document_and_the_next_run_fini
         out, err = proc.communicate(timeout=120)
         assert proc.returncode == code, err
         records = assert_consistent(store, embedder, collection)
-        assert 3 <= len(records) < 80
+        assert 3 <= len(records) < N_BIG
         if sig == signal.SIGINT:  # a clean stop prints the partial summary
             partial = json.loads(out)
             assert partial["interrupted"] and partial["documents_new"] == len(records)
@@ -257,7 +260,7 @@ def test_an_interrupted_cli_run_leaves_no_partial_document_and_the_next_run_fini
         assert proc.returncode == 0, err
         summary = json.loads(out)
         assert summary["documents_unchanged"] == len(records)
-        assert summary["documents_new"] == 80 - len(records)
-        assert len(assert_consistent(store, embedder, collection)) == 80
+        assert summary["documents_new"] == N_BIG - len(records)
+        assert len(assert_consistent(store, embedder, collection)) == N_BIG
     finally:
         store.close()
