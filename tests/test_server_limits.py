@@ -170,6 +170,18 @@ def test_chat_wrong_types_give_422(limited):
         assert r.status_code == 422 and error(r)["field"] == "messages"
 
 
+def test_uploads_without_usable_files_give_422_naming_files(limited):
+    with limited.client() as c:
+        bad = c.post("/v1/collections/up/documents", content=b"zzz",
+                     headers={"content-type": "multipart/form-data; boundary=x"})
+        no_files = c.post("/v1/collections/up/documents", data={"note": "no file here"},
+                          files=[("x", ("", b""))])
+        escape = c.post("/v1/collections/up/documents", files=[("files", ("../../etc/passwd", b"x"))])
+    for r in (bad, no_files, escape):
+        assert r.status_code == 422, r.text
+        assert error(r)["field"] == "files"
+
+
 def test_question_over_the_length_cap_gives_422_naming_it(limited):
     with limited.client() as c:
         r = c.post("/v1/ask", json={"question": "why? " * 30})

@@ -14,11 +14,13 @@ import threading
 import time
 import uuid
 from pathlib import Path, PurePosixPath
-from typing import Any
+from typing import Annotated, Any
 
 import anyio
-from litestar import Request, delete, get, post
+from litestar import delete, get, post
 from litestar.datastructures import UploadFile
+from litestar.enums import RequestEncodingType
+from litestar.params import Body
 from litestar.response import Response
 
 from .auth import Caller
@@ -36,9 +38,7 @@ def _safe_name(filename: str) -> PurePosixPath:
     return path
 
 
-async def _save_uploads(request: Request[Any, Any, Any]) -> tuple[Path, int, int]:
-    form = await request.form()
-    files = [v for _, v in form.multi_items() if isinstance(v, UploadFile)]
+async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
     if not files:
         raise ApiError(422, "validation_error", "no files in the upload (multipart/form-data, field 'files')",
                        field="files")
@@ -84,10 +84,12 @@ def _run_job(ctx: ServerContext, job: dict[str, Any], folder: Path, collection: 
 
 @post("/collections/{name:str}/documents", status_code=200,
       summary="Upload files (multipart) into a collection; large uploads become a background job")
-async def upload_documents(name: str, request: Request[Any, Any, Any], ctx: ServerContext,
-                           caller: Caller) -> Response[Any]:
+async def upload_documents(
+    name: str, data: Annotated[list[UploadFile], Body(media_type=RequestEncodingType.MULTI_PART)],
+    ctx: ServerContext, caller: Caller,
+) -> Response[Any]:
     collection = caller.stored(name)
-    folder, count, total = await _save_uploads(request)
+    folder, count, total = await _save_uploads([f for f in data if isinstance(f, UploadFile)])
     if total > BACKGROUND_BYTES:
         job = {"id": uuid.uuid4().hex, "status": "queued", "collection": name, "tenant": caller.tenant,
                "files": count, "bytes": total, "created": time.time()}

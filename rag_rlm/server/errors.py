@@ -73,10 +73,14 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         return _response(request, exc.status_code, exc.kind, exc.detail, exc.field, headers)
     if isinstance(exc, ValidationException):
         field, message = _validation_field(exc)
+        if field == "body" and request.headers.get("content-type", "").startswith("multipart/"):
+            field = "files"  # an upload's body is its files
         return _response(request, 422, "validation_error", f"{field}: {message}" if field else message, field)
     detail = str(exc.detail)
     if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):  # body did not decode
         return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
+    if exc.status_code == 400 and "multipart" in detail.lower():
+        return _response(request, 422, "validation_error", f"files: {detail}", "files")
     if exc.status_code == 413:
         return _response(request, 413, "too_large", "request body is larger than this server accepts", "body")
     kind = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
