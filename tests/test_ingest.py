@@ -15,8 +15,9 @@ import pytest
 from test_parsers import make_docx, make_pdf, write
 
 from ingest.cli import main
-from ingest.pipeline import IngestSummary, ingest_paths
+from ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
 from rag_rlm.memory import open_store
+from rag_rlm.types import Document
 
 SUMMARY_KEYS = {"documents_new", "documents_updated", "documents_unchanged", "documents_failed",
                 "documents_pruned", "chunks_written", "seconds", "chunks_per_second", "failed"}
@@ -167,6 +168,20 @@ def test_a_stop_request_ends_after_a_whole_document_and_the_next_run_finishes(
     rest = run([corpus], store, embedder, settings, collection)
     assert (rest.documents_unchanged, rest.documents_new) == (part.documents_new, 20 - part.documents_new)
     assert len(assert_consistent(store, embedder, collection)) == 20
+
+
+def test_ingest_documents_takes_parsed_uploads_and_skips_unchanged_hashes(store, embedder, settings, collection):
+    docs = [Document(id=f"up-{i}", title=f"Upload {i}", source="upload", text=f"Upload {i} says the door code is {i}{i}.",
+                     content_hash=f"h{i}") for i in range(3)]
+    seen: list[tuple[int, int | None, int]] = []
+    first = ingest_documents(docs, collection=collection, store=store, embedder=embedder, settings=settings,
+                             progress=lambda *a: seen.append(a))
+    assert (first.documents_new, first.chunks_written) == (3, 3)
+    assert seen[-1] == (3, None, 3)
+    changed = [docs[0], docs[1], Document("up-2", "Upload 2", "upload", "Upload 2 was rewritten.", "h2b")]
+    again = ingest_documents(changed, collection=collection, store=store, embedder=embedder, settings=settings)
+    assert (again.documents_unchanged, again.documents_updated, again.chunks_written) == (2, 1, 1)
+    assert store.documents(collection)["up-2"].content_hash == "h2b"
 
 
 # --- the CLI ---------------------------------------------------------------------------------
