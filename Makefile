@@ -21,7 +21,7 @@ $(STAMP): pyproject.toml
 # Ingest the bundled sample corpus into the embedded store, then serve HTTP.
 run: install
 	$(BIN)/ingest examples/sample --collection sample
-	$(BIN)/rag-rlm serve --host $(HOST) --port $(PORT)
+	RAG_RLM_COLLECTION=sample $(BIN)/rag-rlm serve --host $(HOST) --port $(PORT)
 
 test: install
 	$(BIN)/python -m pytest -q
@@ -30,7 +30,11 @@ lint: install
 	$(BIN)/ruff check rag_rlm ingest tests bench
 
 bench: install
-	$(BIN)/python bench/run_all.py
+	$(BIN)/python bench/bench_ingest.py
+	$(BIN)/python bench/bench_search.py
+	$(BIN)/python bench/bench_controller.py
+	$(BIN)/python bench/bench_batching.py
+	$(BIN)/python bench/bench_server.py
 
 clean:
 	rm -rf $(VENV) .rag_rlm .pytest_cache
