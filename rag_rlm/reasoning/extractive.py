@@ -18,7 +18,7 @@ import numpy as np
 from ..embed import Embedder
 from ..types import Span
 from .base import Draft, Part, Plan, SubQuestion
-from .rules import novel_entities, sentences, split_question
+from .rules import novel_entities, residual_question, sentences, split_question
 
 _MARKER = re.compile(r"\[(\d+)\]")
 
@@ -29,11 +29,21 @@ _BRIDGE_SHAPE = re.compile(
 )
 
 
+def _is_follow_up(question: str) -> bool:
+    """A bridge sub-question ("Entity: question") is one hop: it is not bridged again."""
+    return bool(re.match(r"^[^:?]{1,80}: ", question))
+
+
+def _bare_title(title: str) -> str:
+    """"Lilu (mythology)" and "lilu" are the same document for the bridge check."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip().lower()
+
+
 def _looks_multi_hop(question: str) -> bool:
     """A question that names its subject through another thing ("the film that...", "the team of
     ...") may need a second hop; a plain "What is X?" does not."""
-    if re.match(r"^[^:?]{1,80}: ", question):
-        return False  # already a bridge sub-question ("Entity: question"): one hop per level
+    if _is_follow_up(question):
+        return False
     body = re.sub(r"^\W*\w+\s+", "", question)  # the leading wh-word does not count
     return len(question.split()) >= 7 and bool(_BRIDGE_SHAPE.search(body))
 
@@ -52,33 +62,49 @@ class ExtractiveReasoner:
         sentences_per_answer: int = 3,
         min_relative_score: float = 0.75,
         bridge_entities: int = 2,
+        bridge_from: int = 3,
+        bridge_query: str = "residual",
+        bridge_any: bool = True,
         support_threshold: float = 0.2,
     ):
+        """`bridge_entities` follow-up retrievals at most, on entities found in the best
+        sentences of the first `bridge_from` hits; `bridge_query` is how a follow-up is asked:
+        "full" ("Entity: whole question") or "residual" ("Entity: the question without the
+        names it already gave", so the new entity dominates the retrieval); `bridge_any` tries a
+        bridge on any question that is not split by its surface form, not only on those shaped
+        like "the X that/of ..."."""
         self.embedder = embedder
         self.sentences_per_answer = sentences_per_answer
         self.min_relative_score = min_relative_score
         self.bridge_entities = bridge_entities
+        self.bridge_from = bridge_from
+        self.bridge_query = bridge_query
+        self.bridge_any = bridge_any
         self.support_threshold = support_threshold
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, question: str, spans: Sequence[Span], allowance: int) -> Plan:
+        if _is_follow_up(question):  # "Entity: question" is one hop, asked as it is
+            return Plan(note="rule: follow-up", tokens_in=self._count(question))
         parts = split_question(question)
         if parts:
             return Plan(tuple(SubQuestion(p) for p in parts), note="rule: surface split",
                         tokens_in=self._count(question))
-        if not _looks_multi_hop(question):
+        if not (_looks_multi_hop(question) or self.bridge_any):
             return Plan(note="rule: single question", tokens_in=self._count(question))
-        bridges, read = self._bridge_entities(question, spans[:3], allowance)
+        bridges, read = self._bridge_entities(question, spans[: self.bridge_from], allowance)
         if bridges:
-            return Plan(tuple(SubQuestion(f"{e}: {question}") for e in bridges),
+            ask = residual_question(question) if self.bridge_query == "residual" else question
+            return Plan(tuple(SubQuestion(f"{e}: {ask}") for e in bridges),
                         note="rule: bridge entities " + ", ".join(bridges), tokens_in=read)
         return Plan(note="rule: single question", tokens_in=min(read, allowance))
 
     def _bridge_entities(self, question: str, spans: Sequence[Span], allowance: int) -> tuple[list[str], int]:
         """Entities named in the best sentences of the first hits but not in the question: the
-        likely hop to the next document. Ranked by how well their sentence matches the question."""
+        likely hop to the next document. Ranked by how well their sentence matches the question;
+        an entity that is the title of a document already retrieved is no hop."""
         read, picked = self._count(question), []
         sents: list[_Sentence] = []
         for span in spans:
@@ -90,10 +116,10 @@ class ExtractiveReasoner:
         if not sents:
             return [], read
         scores = self._scores(question, sents)
-        retrieved = {s.title.lower() for s in spans}
+        retrieved = {_bare_title(s.title) for s in spans}
         for i in np.argsort(-scores):
             for ent in novel_entities(question, sents[i].text):
-                if ent.lower() not in retrieved and ent not in picked:
+                if _bare_title(ent) not in retrieved and ent not in picked:
                     picked.append(ent)
             if len(picked) >= self.bridge_entities:
                 break
@@ -193,7 +219,7 @@ class ExtractiveReasoner:
             if body:
                 kept_lines.append(f"{label} — {body}" if label else body)
         parts = split_question(question) or [question]
-        part_vecs = self.embedder.embed(parts)
+        part_vecs = self._embed(parts)
         missing = tuple(p for p, v in zip(parts, part_vecs, strict=True)
                         if not len(kept_vecs) or float((kept_vecs @ v).max()) < self.support_threshold)
         text = "\n".join(kept_lines) or draft.text
@@ -201,8 +227,8 @@ class ExtractiveReasoner:
                      notes=(f"reflect: kept {sum(keep)} of {len(flat)} sentences",))
 
     def _supported(self, question: str, sents: list[str]) -> tuple[list[bool], np.ndarray]:
-        vecs = self.embedder.embed(sents)
-        qv = self.embedder.embed([question])[0]
+        vecs = self._embed(sents)
+        qv = self._embed([question])[0]
         keep, kept_vecs = [], []
         for vec in vecs:
             ok = float(vec @ qv) >= self.support_threshold * 0.5  # related to the question at all
@@ -221,13 +247,18 @@ class ExtractiveReasoner:
         return [_Sentence(span, " ".join(span.text[s:e].split())) for s, e in sentences(span.text)]
 
     def _scores(self, question: str, sents: list[_Sentence]) -> np.ndarray:
-        qv = self.embedder.embed([question])[0]
+        qv = self._embed([question])[0]
         return self._embed_sentences(sents) @ qv
 
     def _embed_sentences(self, sents: list[_Sentence]) -> np.ndarray:
         """Sentence vectors with the document title for context ("He directed..." alone does not
-        say who), cached: the same spans come back across sub-questions and requests."""
-        keys = [f"{s.span.title}: {s.text}" for s in sents]
+        say who)."""
+        return self._embed([f"{s.span.title}: {s.text}" for s in sents])
+
+    def _embed(self, texts: Sequence[str]) -> np.ndarray:
+        """Vectors through an LRU cache: the same spans, questions and answer sentences come back
+        across the steps of one request (plan, answer, reflect) and across requests."""
+        keys = list(texts)
         with self._lock:
             todo = [k for k in dict.fromkeys(keys) if k not in self._vectors]
         if todo:

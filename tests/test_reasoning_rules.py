@@ -1,0 +1,36 @@
+"""The extractive reasoner's text rules: comparison splits on named things and the residual
+question a bridge follow-up asks."""
+
+from __future__ import annotations
+
+from rag_rlm.reasoning.rules import residual_question, split_question
+
+
+def test_comparison_of_named_things_gives_one_question_per_thing():
+    parts = split_question("Which band was formed first, The Exies or Circus Diablo?")
+    assert [p.split(": ")[0] for p in parts] == ["Exies", "Circus Diablo"]
+    assert all(p.endswith("Which band was formed first?") for p in parts)
+    parts = split_question("Are Marian Gold and Jung Eun-ji members of the same band?")
+    assert parts == ["Marian Gold: Are members of the same band?", "Jung Eun-ji: Are members of the same band?"]
+
+
+def test_or_inside_a_phrase_is_no_comparison():
+    assert split_question("Who directed the film that was shot in or around Leland, North Carolina in 1986") == []
+
+
+def test_one_named_thing_is_no_comparison():
+    assert split_question("Which river flows through the town where Ada Quill was born?") == []
+
+
+def test_residual_question_drops_the_names_and_keeps_the_ask():
+    assert residual_question("Which river flows through the town where Ada Quill was born?") == \
+        "Which river flows through the town where was born?"
+    # too little left: the whole question
+    assert residual_question("Who is Ada Quill?") == "Who is Ada Quill?"
+
+
+def test_several_and_conjoined_questions_still_split():
+    assert split_question("Who approves leave? How many days do new staff get?") == [
+        "Who approves leave?", "How many days do new staff get?"]
+    assert split_question("Who approves expenses and how many days of leave do we get?") == [
+        "Who approves expenses?", "how many days of leave do we get?"]
