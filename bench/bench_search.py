@@ -120,7 +120,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--queries", type=int, default=500, help="queries on pgvector (default 500)")
     parser.add_argument("--qdrant-queries", type=int, default=50, help="queries on Qdrant local (brute force, slower)")
     parser.add_argument("--pg", default="", help="pgserver:// or postgresql:// URL (default: a fresh temporary pgserver)")
-    parser.add_argument("--ef", default=f"100,200,{EF_SEARCH},1000",
+    parser.add_argument("--ef", default=f"40,{EF_SEARCH},400,1000",
                         help=f"hnsw.ef_search values to measure (store default {EF_SEARCH})")
     parser.add_argument("--data", choices=("uniform", "clustered"), default="uniform",
                         help="uniform random unit vectors (worst case) or vectors around 1,000 topic centers")
