@@ -26,6 +26,7 @@ import numpy as np
 
 from rag_rlm.config import Settings
 from rag_rlm.errors import StoreError, UnknownCollection
+from rag_rlm.memory.base import Store
 from rag_rlm.types import Chunk, Document, DocumentRecord
 
 from .chunker import chunk_text
@@ -70,7 +71,7 @@ def ingest_paths(
     paths: Iterable[str | Path],
     *,
     collection: str,
-    store: Any,
+    store: Store,
     embedder: Any,
     settings: Settings,
     glob: str | None = None,
@@ -96,7 +97,7 @@ def ingest_documents(
     documents: Iterable[Document],
     *,
     collection: str,
-    store: Any,
+    store: Store,
     embedder: Any,
     settings: Settings,
     progress: bool | ProgressFn = False,
@@ -113,7 +114,7 @@ def ingest_documents(
     return _run(items(), known, collection, store, embedder, settings, progress, stop, None)
 
 
-def _known(store: Any, collection: str) -> dict[str, DocumentRecord]:
+def _known(store: Store, collection: str) -> dict[str, DocumentRecord]:
     try:
         return dict(store.documents(collection))
     except UnknownCollection:
@@ -164,7 +165,7 @@ def _run(
     items: Iterable[_Item],
     known: dict[str, DocumentRecord],
     collection: str,
-    store: Any,
+    store: Store,
     embedder: Any,
     settings: Settings,
     progress: bool | ProgressFn,
@@ -246,7 +247,7 @@ def _chunks(document: Document, embedder: Any, settings: Settings) -> list[Chunk
 
 
 def _write_one(
-    store: Any, collection: str, doc: Document, chunks: list[Chunk], vectors: np.ndarray,
+    store: Store, collection: str, doc: Document, chunks: list[Chunk], vectors: np.ndarray,
     known: dict[str, DocumentRecord], summary: IngestSummary,
 ) -> None:
     try:
@@ -262,7 +263,7 @@ def _write_one(
 
 
 def _prune(
-    store: Any, collection: str, known: dict[str, DocumentRecord], roots: list[Path],
+    store: Store, collection: str, known: dict[str, DocumentRecord], roots: list[Path],
     seen: set[str], parsed_ok: set[str],
 ) -> int:
     """Delete documents stored from files under `roots` that are gone, and records of a JSONL
