@@ -80,6 +80,7 @@ def ingest_paths(
     stop: threading.Event | None = None,
 ) -> IngestSummary:
     """Ingest files and folders into `collection`. Raises FileNotFoundError for a missing path."""
+    paths = list(paths)  # read twice: discovery, then the roots that --prune may touch
     sources = discover(paths, glob=glob, suffixes=PARSERS, exclude=[settings.data_dir])
     known = _known(store, collection)
     total = None if any(s.path.suffix.lower() == ".jsonl" for s in sources) else len(sources)
