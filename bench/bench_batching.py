@@ -18,6 +18,7 @@ import time
 from pathlib import Path
 
 from rag_rlm.llm.local import LocalLLM
+from rag_rlm.llm.random_model import build_random_llama
 from rag_rlm.reasoning.prompts import Prompts, render_evidence
 
 CORPUS = """Staff may work remotely two days a week after their probation period ends.
@@ -39,27 +40,7 @@ QUESTIONS = [
 
 
 def build_model(folder: Path, hidden: int, layers: int, seed: int) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=600, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator(CORPUS.splitlines() * 10, trainer)
-    tok = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
-    tok.chat_template = ("{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n"
-                         "{% endfor %}{% if add_generation_prompt %}<|assistant|>{% endif %}")
-    heads = max(1, hidden // 64)
-    config = LlamaConfig(vocab_size=len(tok), hidden_size=hidden, intermediate_size=hidden * 3,
-                         num_hidden_layers=layers, num_attention_heads=heads, num_key_value_heads=heads,
-                         max_position_embeddings=2048, bos_token_id=tok.bos_token_id, eos_token_id=tok.eos_token_id)
-    torch.manual_seed(seed)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tok.save_pretrained(folder)
-    return folder
+    return build_random_llama(folder, hidden=hidden, layers=layers, vocab_size=600, seed=seed)
 
 
 def prompts() -> list[list[dict[str, str]]]:

@@ -17,39 +17,15 @@ from rag_rlm.config import Settings
 from rag_rlm.errors import ModelNotFound
 from rag_rlm.llm import open_llm
 from rag_rlm.llm.local import LocalLLM
+from rag_rlm.llm.random_model import CHAT_TEMPLATE, build_random_llama
 from rag_rlm.reasoning.base import Draft, Part
 from rag_rlm.reasoning.llm import LLMReasoner
 from rag_rlm.types import Span
 
-CHAT_TEMPLATE = (
-    "{{ bos_token }}{% for m in messages %}<|{{ m['role'] }}|>{{ m['content'] }}\n{% endfor %}"
-    "{% if add_generation_prompt %}<|assistant|>{% endif %}"
-)
-CORPUS = """The handbook says staff may work remotely two days a week. Who directed the film?
-Answer the question using the passages and cite them as [1] or [2]. Sub questions, JSON, OK.
-The quick brown fox jumps over the lazy dog. Expenses are reimbursed within thirty days."""
-
 
 def build_tiny_model(folder: Path, chat_template: str | None = CHAT_TEMPLATE) -> Path:
-    import torch
-    from tokenizers import Tokenizer, decoders, models, pre_tokenizers, trainers
-    from transformers import LlamaConfig, LlamaForCausalLM, PreTrainedTokenizerFast
-
-    bpe = Tokenizer(models.BPE(unk_token="<unk>"))
-    bpe.pre_tokenizer = pre_tokenizers.ByteLevel(add_prefix_space=False)
-    bpe.decoder = decoders.ByteLevel()
-    trainer = trainers.BpeTrainer(vocab_size=400, special_tokens=["<unk>", "<s>", "</s>"],
-                                  initial_alphabet=pre_tokenizers.ByteLevel.alphabet())
-    bpe.train_from_iterator(CORPUS.splitlines() * 5, trainer)
-    tokenizer = PreTrainedTokenizerFast(tokenizer_object=bpe, bos_token="<s>", eos_token="</s>", unk_token="<unk>")
-    tokenizer.chat_template = chat_template
-    config = LlamaConfig(vocab_size=len(tokenizer), hidden_size=64, intermediate_size=128, num_hidden_layers=2,
-                         num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=1024,
-                         bos_token_id=tokenizer.bos_token_id, eos_token_id=tokenizer.eos_token_id)
-    torch.manual_seed(0)
-    LlamaForCausalLM(config).save_pretrained(folder)
-    tokenizer.save_pretrained(folder)
-    return folder
+    return build_random_llama(folder, hidden=64, layers=2, vocab_size=400, max_positions=1024,
+                              chat_template=chat_template)
 
 
 @pytest.fixture(scope="session")
