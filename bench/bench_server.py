@@ -42,6 +42,9 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--data", default=str(ROOT / "bench" / "out" / "server"), help="store and data folder")
     p.add_argument("--workers", type=int, default=1, help="server worker processes")
     p.add_argument("--concurrent-answers", type=int, default=8, help="RAG_RLM_MAX_CONCURRENT_ANSWERS")
+    p.add_argument("--unique", action="store_true",
+                   help="make every question text unique (defeats the memo cache: cold answers only)")
+    p.add_argument("--no-reflect", action="store_true", help='ask with "reflect": false (where time goes)')
     p.add_argument("--torch-threads", type=int, default=1,
                    help="OMP threads per server process (answers already run in parallel threads)")
     return p.parse_args()
@@ -121,14 +124,14 @@ class Peak:
 
 
 async def client(i: int, http: httpx.AsyncClient, qs: list[str], deadline: float,
-                 latencies: list[float], errors: dict[str, int]) -> None:
+                 latencies: list[float], errors: dict[str, int], extra: dict[str, object]) -> None:
     n = i
     while time.monotonic() < deadline:  # bounded: each request starts before the deadline
-        question = qs[n % len(qs)]
+        question = qs[n % len(qs)] + (f" (request {i}-{n})" if extra.get("_unique") else "")
         n += 37  # clients walk the questions with different strides: varied, few memo hits
         t0 = time.perf_counter()
         try:
-            r = await http.post("/v1/ask", json={"question": question})
+            r = await http.post("/v1/ask", json={"question": question, **{k: v for k, v in extra.items() if k[0] != "_"}})
             if r.status_code == 200 and r.json().get("answer") is not None:
                 latencies.append(time.perf_counter() - t0)
             else:
@@ -161,11 +164,21 @@ async def load(args: argparse.Namespace, port: int, pid: int) -> None:
         sampler = asyncio.create_task(peak.sample(stop))
         t0 = time.monotonic()
         deadline = t0 + args.duration
-        await asyncio.gather(*(client(i, http, qs, deadline, latencies, errors) for i in range(args.clients)))
+        extra: dict[str, object] = {"reflect": False} if args.no_reflect else {}
+        extra["_unique"] = args.unique
+        await asyncio.gather(*(client(i, http, qs, deadline, latencies, errors, extra) for i in range(args.clients)))
         elapsed = time.monotonic() - t0
         stop.set()
         await sampler
+        metrics = (await http.get("/metrics")).text
     report(latencies, errors, elapsed, peak.bytes)
+    print(f"server: {metric(metrics, 'rag_rlm_answers_total')} answers, "
+          f"{metric(metrics, 'rag_rlm_cache_hits_total')} memo cache hits")
+
+
+def metric(text: str, name: str) -> int:
+    """Sum of a metric's series in Prometheus text."""
+    return int(sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name)))
 
 
 def report(latencies: list[float], errors: dict[str, int], elapsed: float, peak_bytes: int) -> None:
