@@ -38,6 +38,11 @@ def _safe_name(filename: str) -> PurePosixPath:
     return path
 
 
+def _files(form: dict[str, Any]) -> list[UploadFile]:
+    values = [v for value in form.values() for v in (value if isinstance(value, list) else [value])]
+    return [v for v in values if isinstance(v, UploadFile)]
+
+
 async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
     if not files:
         raise ApiError(422, "validation_error", "no files in the upload (multipart/form-data, field 'files')",
@@ -85,11 +90,13 @@ def _run_job(ctx: ServerContext, job: dict[str, Any], folder: Path, collection: 
 @post("/collections/{name:str}/documents", status_code=200,
       summary="Upload files (multipart) into a collection; large uploads become a background job")
 async def upload_documents(
-    name: str, data: Annotated[list[UploadFile], Body(media_type=RequestEncodingType.MULTI_PART)],
-    ctx: ServerContext, caller: Caller,
+    name: str, ctx: ServerContext, caller: Caller,
+    # a dict, not list[UploadFile]: Litestar 2.25 raises IndexError on an empty form for lists
+    data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART,
+                                         description="files, any field name (e.g. repeated 'files')")],
 ) -> Response[Any]:
     collection = caller.stored(name)
-    folder, count, total = await _save_uploads([f for f in data if isinstance(f, UploadFile)])
+    folder, count, total = await _save_uploads(_files(data))
     if total > BACKGROUND_BYTES:
         job = {"id": uuid.uuid4().hex, "status": "queued", "collection": name, "tenant": caller.tenant,
                "files": count, "bytes": total, "created": time.time()}
