@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import threading
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Protocol
@@ -34,7 +35,11 @@ def bundled_model_path() -> str:
 
 
 class SentenceTransformerEmbedder:
-    """sentence-transformers model loaded from a local folder, never from a hub."""
+    """sentence-transformers model loaded from a local folder, never from a hub.
+
+    Thread-safe: Hugging Face fast tokenizers are not (concurrent calls fail with "Unable to
+    create tensor ... padding"), so every call that touches the tokenizer holds one lock; torch
+    already uses every core inside a single encode, so serialising costs little."""
 
     def __init__(self, model_path: str = "", *, device: str = "cpu", batch_size: int = 64):
         path = model_path or bundled_model_path()
@@ -53,22 +58,26 @@ class SentenceTransformerEmbedder:
         self.dimension = int(dim())
         self.tokenizer = self.model.tokenizer
         self.max_tokens = int(self.model.max_seq_length)
+        self._lock = threading.RLock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        vectors = self.model.encode(
-            list(texts), batch_size=self.batch_size, normalize_embeddings=True,
-            convert_to_numpy=True, show_progress_bar=False,
-        )
+        with self._lock:
+            vectors = self.model.encode(
+                list(texts), batch_size=self.batch_size, normalize_embeddings=True,
+                convert_to_numpy=True, show_progress_bar=False,
+            )
         return np.asarray(vectors, dtype=np.float32)
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
+        with self._lock:
+            enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
 
     def count_tokens(self, text: str) -> int:
-        return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+        with self._lock:
+            return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
 _CACHE: dict[tuple[str, str], SentenceTransformerEmbedder] = {}

@@ -19,7 +19,6 @@ from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.server import create_app
-from rag_rlm.server.context import SerializedEmbedder
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
 KEYS = {"key-acme": "acme", "key-beta": "beta"}
@@ -72,7 +71,7 @@ def shared_assistant(pg_url: str, data_dir: Path, embedder: object) -> Assistant
     `beta__secrets` (tenant beta's one document, which acme must never reach)."""
     if pg_url not in _SHARED:
         settings = Settings(store=pg_url, data_dir=str(data_dir), collection=COLLECTION)
-        assistant = Assistant(settings, embedder=SerializedEmbedder(embedder))  # as create_app does
+        assistant = Assistant(settings, embedder=embedder)
         for name in (COLLECTION, "acme__handbook"):
             assert ingest(assistant, name)["documents_failed"] == 0
         secret = data_dir / "beta"

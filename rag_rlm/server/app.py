@@ -17,7 +17,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 from .. import __version__
 from ..config import ENV_PREFIX, Settings
 from . import ask, chat, documents, ops
-from .context import SerializedEmbedder, ServerContext, provide_caller, provide_context
+from .context import ServerContext, provide_caller, provide_context
 from .errors import EXCEPTION_HANDLERS
 from .observe import before_send, configure_logging, timing_middleware
 
@@ -39,10 +39,8 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
     owns = assistant is None
     if assistant is None:
         from ..assistant import Assistant
-        from ..embed import load_embedder
 
-        embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
-        assistant = Assistant(settings, embedder=SerializedEmbedder(embedder))
+        assistant = Assistant(settings)
     ctx = ServerContext(settings=settings, assistant=assistant, owns_assistant=owns)
     _warn_if_open(settings)
     api = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import threading
-from collections.abc import Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -14,38 +12,6 @@ from ..config import Settings
 from .auth import Caller, authenticate
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
-
-
-class SerializedEmbedder:
-    """The embedder behind a lock. Hugging Face fast tokenizers are not thread-safe: concurrent
-    answers made them fail with "Unable to create tensor ... padding" under load; inference
-    already uses every core through torch's own threads, so serializing costs little."""
-
-    def __init__(self, inner: Any):
-        self.inner = inner
-        self.dimension = inner.dimension
-        self._lock = threading.RLock()
-
-    def embed(self, texts: Sequence[str]) -> Any:
-        with self._lock:
-            return self.inner.embed(texts)
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        with self._lock:
-            return self.inner.token_offsets(text)
-
-    def __getattr__(self, name: str) -> Any:
-        """Other methods (count_tokens, ...) use the same tokenizer: lock them too; plain
-        attributes (max_tokens, path) pass through."""
-        value = getattr(self.inner, name)
-        if not callable(value):
-            return value
-
-        def locked(*args: Any, **kwargs: Any) -> Any:
-            with self._lock:
-                return value(*args, **kwargs)
-
-        return locked
 
 
 @dataclass

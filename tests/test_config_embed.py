@@ -1,0 +1,78 @@
+"""Settings validation and the bundled embedder."""
+
+from __future__ import annotations
+
+from concurrent.futures import ThreadPoolExecutor
+
+import numpy as np
+import pytest
+
+from rag_rlm.config import Settings
+from rag_rlm.embed import SentenceTransformerEmbedder, bundled_model_path
+from rag_rlm.errors import ConfigError, ModelNotFound
+
+
+@pytest.mark.parametrize("env,setting", [
+    ({"RAG_RLM_TOP_K": "many"}, "RAG_RLM_TOP_K"),
+    ({"RAG_RLM_TOP_K": "0"}, "top_k"),
+    ({"RAG_RLM_REFLECT": "maybe"}, "RAG_RLM_REFLECT"),
+    ({"RAG_RLM_CHUNK_TOKENS": "100", "RAG_RLM_CHUNK_OVERLAP": "100"}, "chunk_overlap"),
+    ({"RAG_RLM_LLM_QUANTIZATION": "3bit"}, "llm_quantization"),
+    ({"RAG_RLM_STORE": "just-a-path"}, "store"),
+    ({"RAG_RLM_API_KEYS": "keywithouttenant"}, "RAG_RLM_API_KEYS"),
+    ({"RAG_RLM_COLLECTION": "no spaces"}, "collection"),
+])
+def test_bad_settings_name_the_setting(env, setting):
+    with pytest.raises(ConfigError) as e:
+        Settings.from_env(env)
+    assert e.value.setting == setting and setting in str(e.value)
+
+
+def test_environment_overrides_toml_and_overrides_win(tmp_path):
+    toml = tmp_path / "rag.toml"
+    toml.write_text('top_k = 3\nmax_depth = 1\n')
+    s = Settings.from_env({"RAG_RLM_MAX_DEPTH": "3", "RAG_RLM_API_KEYS": "k1=a, k2=b"}, config_file=toml, top_k=None)
+    assert (s.top_k, s.max_depth, s.api_keys) == (3, 3, {"k1": "a", "k2": "b"})
+    assert Settings.from_env({}, config_file=toml, top_k=9).top_k == 9
+
+
+def test_toml_with_unknown_key_or_bad_syntax_is_named(tmp_path):
+    bad = tmp_path / "bad.toml"
+    bad.write_text("topk = 3\n")
+    with pytest.raises(ConfigError, match="topk"):
+        Settings.from_env({}, config_file=bad)
+    bad.write_text("top_k = \n")
+    with pytest.raises(ConfigError, match="not valid TOML"):
+        Settings.from_env({}, config_file=bad)
+    with pytest.raises(ConfigError, match="does not exist"):
+        Settings.from_env({}, config_file=tmp_path / "missing.toml")
+
+
+def test_public_settings_hide_secrets():
+    s = Settings(api_keys={"secret-key": "t"}, llm_api_key="sk-123")
+    public = s.public()
+    assert "secret-key" not in str(public) and "sk-123" not in str(public)
+
+
+def test_bundled_embedder_gives_unit_vectors_and_offsets(embedder):
+    assert bundled_model_path().endswith("model")
+    vectors = embedder.embed(["The deploy freeze starts on Friday.", "Vacation days for new hires."])
+    assert vectors.shape == (2, embedder.dimension) and vectors.dtype == np.float32
+    assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
+    text = "Héllo, world"
+    assert [text[a:b] for a, b in embedder.token_offsets(text)][-1] == "world"
+
+
+def test_embedder_is_safe_to_share_between_threads(embedder):
+    texts = [("word " * n).strip() for n in range(1, 40)]
+    expected = embedder.embed(texts)
+    with ThreadPoolExecutor(8) as pool:
+        got = list(pool.map(lambda t: embedder.embed([t])[0], texts))
+        counts = list(pool.map(embedder.count_tokens, texts))
+    assert np.allclose(np.stack(got), expected, atol=1e-5)
+    assert counts == list(range(1, 40))
+
+
+def test_missing_model_folder_is_a_clear_error(tmp_path):
+    with pytest.raises(ModelNotFound, match=str(tmp_path)):
+        SentenceTransformerEmbedder(str(tmp_path / "nope"))
