@@ -17,7 +17,7 @@ from rag_rlm.config import Settings
 from rag_rlm.embed import load_embedder
 from rag_rlm.eval.data import read_questions
 from rag_rlm.eval.report import figures
-from rag_rlm.eval.runner import SerialEmbedder, run_eval
+from rag_rlm.eval.runner import run_eval
 from rag_rlm.memory import open_store
 from rag_rlm.reasoning import rules
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
@@ -49,7 +49,7 @@ def main() -> None:
     questions = read_questions(Path(args.data) / "questions.jsonl", args.limit)
     base = Settings.from_env(store=args.store)
     store = open_store(base.store)
-    embedder = SerialEmbedder(load_embedder())
+    embedder = load_embedder()
     print(f"| run | n | recall@{args.k} | all@{args.k} | containment | docs read | p50 s | mean s | wall s |")
     print("|---|---|---|---|---|---|---|---|---|")
     runs = ([("flat dense", "flat", {}, {"hybrid": False}, False), ("flat hybrid", "flat", {}, {}, False)]

@@ -49,7 +49,7 @@ class Settings:
     request_timeout: float = 60.0
     reflect: bool = True
     memo_size: int = 1024
-    hybrid: bool = True
+    hybrid: bool = False  # keyword+vector RRF; measured worse on the dev sets (bench/eval_results.md)
     # the HTTP server
     host: str = "127.0.0.1"
     port: int = 8000

@@ -45,9 +45,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from ..embed import load_embedder
     from ..memory import open_store
-    from .runner import SerialEmbedder
 
-    embedder = SerialEmbedder(load_embedder(settings.embed_model, settings.embed_device, settings.batch_size))
+    embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
     store = open_store(settings.store)
     try:
         if args.corpus and not _ingest(args, collection, store, embedder, settings):

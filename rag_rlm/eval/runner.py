@@ -14,12 +14,9 @@ x 2 modes affordable on a small CPU; latency at the second and later k is a warm
 
 from __future__ import annotations
 
-import threading
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
-
-import numpy as np
 
 from ..assistant import Assistant, build_reasoner
 from ..config import Settings
@@ -64,36 +61,6 @@ class Row:
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
-
-
-class SerialEmbedder:
-    """The embedder with its model and tokenizer used by one thread at a time.
-
-    The fast tokenizer behind `count_tokens`/`token_offsets` keeps its padding and truncation
-    settings as shared state, so counting tokens in one thread while `embed` runs in another
-    breaks the batch ("Unable to create tensor ... expected sequence of length 202 (got 198)",
-    seen when ingesting the dev corpora, whose pipeline embeds in a background thread). The
-    eval serialises the calls; with a CPU model it loses almost nothing.
-    """
-
-    def __init__(self, inner: Embedder):
-        self.inner = inner
-        self._lock = threading.RLock()
-
-    def __getattr__(self, name: str) -> Any:
-        return getattr(self.inner, name)
-
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        with self._lock:
-            return self.inner.embed(texts)
-
-    def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        with self._lock:
-            return self.inner.token_offsets(text)
-
-    def count_tokens(self, text: str) -> int:
-        with self._lock:
-            return self.inner.count_tokens(text)
 
 
 class _NoSharedState:

@@ -66,6 +66,7 @@ class ExtractiveReasoner:
         bridge_query: str = "residual",
         bridge_any: bool = True,
         support_threshold: float = 0.2,
+        max_candidates: int = 8,
     ):
         """`bridge_entities` follow-up retrievals at most, on entities found in the best
         sentences of the first `bridge_from` hits; `bridge_query` is how a follow-up is asked:
@@ -81,6 +82,7 @@ class ExtractiveReasoner:
         self.bridge_query = bridge_query
         self.bridge_any = bridge_any
         self.support_threshold = support_threshold
+        self.max_candidates = max_candidates  # sentences per question that reach the embedder
         self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
         self._lock = threading.Lock()
 
@@ -113,6 +115,7 @@ class ExtractiveReasoner:
                 break
             read += cost
             sents += self._sentences(span)
+        sents = _shortlist(question, sents, 2 * self.max_candidates)
         if not sents:
             return [], read
         scores = self._scores(question, sents)
@@ -127,25 +130,35 @@ class ExtractiveReasoner:
 
     # --- answer -----------------------------------------------------------------------------
     def answer(self, questions: Sequence[str], spans: Sequence[Sequence[Span]], allowance: int) -> list[Draft]:
+        """Each question from its own spans; the sentences of the whole batch are embedded in
+        one call (the embedder is the cost of this reasoner)."""
         share = allowance // max(len(questions), 1)
-        return [self._answer_one(q, s, share) for q, s in zip(questions, spans, strict=True)]
+        fitted = [self._fit(q, s, share) for q, s in zip(questions, spans, strict=True)]
+        candidates = [_shortlist(q, sents, self.max_candidates) for q, (sents, _) in zip(questions, fitted, strict=True)]
+        self._embed(list(questions) + [_key(s) for group in candidates for s in group])  # one call, then cached
+        drafts = []
+        for question, (_, read), group in zip(questions, fitted, candidates, strict=True):
+            if read > share:
+                drafts.append(Draft("", error="budget"))
+            elif not group:
+                drafts.append(Draft("", tokens_in=read, notes=("no evidence retrieved",)))
+            else:
+                drafts.append(self._render(self._select(question, group), read, share - read))
+        return drafts
 
-    def _answer_one(self, question: str, spans: Sequence[Span], allowance: int) -> Draft:
+    def _fit(self, question: str, spans: Sequence[Span], allowance: int) -> tuple[list[_Sentence], int]:
+        """The sentences of as many spans (best first) as the allowance can pay to read, with
+        room kept for the answer: fewer spans is how a short budget degrades."""
         read = self._count(question)
         out_reserve = min(96, allowance // 3)
-        used: list[Span] = []
-        for span in spans:  # fewer spans when the allowance is short: best ones first
+        sents: list[_Sentence] = []
+        for span in spans:
             cost = self._count(span.text)
             if read + cost + out_reserve > allowance:
                 break
-            read, used = read + cost, used + [span]
-        if read > allowance:
-            return Draft("", tokens_in=0, error="budget")
-        sents = [s for span in used for s in self._sentences(span)]
-        if not sents:
-            return Draft("", tokens_in=read, notes=("no evidence retrieved",))
-        chosen = self._select(question, sents)
-        return self._render(chosen, read, allowance - read)
+            read += cost
+            sents += self._sentences(span)
+        return sents, read
 
     def _select(self, question: str, sents: list[_Sentence]) -> list[_Sentence]:
         """Best sentences by similarity, near-duplicates removed (maximal marginal relevance)."""
@@ -211,7 +224,9 @@ class ExtractiveReasoner:
         flat = [sent for _, pieces in lines for sent, _ in pieces]
         if not flat:
             return Draft(draft.text, draft.cited, tokens_in=read, missing=(question,))
-        keep, kept_vecs = self._supported(question, flat)
+        # Embedded as the answer step did ("title: sentence"), so the vectors come from the cache.
+        titled = [_titled(sent, mark, draft.cited) for _, pieces in lines for sent, mark in pieces]
+        keep, kept_vecs = self._supported(question, titled)
         kept_lines, i = [], 0
         for label, pieces in lines:
             body = " ".join(f"{sent} {mark}" for sent, mark in pieces if keep[i + pieces.index((sent, mark))])
@@ -251,9 +266,7 @@ class ExtractiveReasoner:
         return self._embed_sentences(sents) @ qv
 
     def _embed_sentences(self, sents: list[_Sentence]) -> np.ndarray:
-        """Sentence vectors with the document title for context ("He directed..." alone does not
-        say who)."""
-        return self._embed([f"{s.span.title}: {s.text}" for s in sents])
+        return self._embed([_key(s) for s in sents])
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
         """Vectors through an LRU cache: the same spans, questions and answer sentences come back
@@ -270,6 +283,34 @@ class ExtractiveReasoner:
                     self._vectors.popitem(last=False)
         with self._lock:
             return np.stack([self._vectors[k] for k in keys])
+
+
+def _titled(sentence: str, marks: str, cited: Sequence[Span]) -> str:
+    """An answer sentence as it was embedded: with the title of the span its first marker cites."""
+    n = int(_MARKER.search(marks).group(1))
+    return f"{cited[n - 1].title}: {sentence}" if 1 <= n <= len(cited) else sentence
+
+
+def _key(sentence: _Sentence) -> str:
+    """What a sentence is embedded as: with its document's title for context ("He directed..."
+    alone does not say who)."""
+    return f"{sentence.span.title}: {sentence.text}"
+
+
+_WORD = re.compile(r"\w+")
+_STOP = frozenset("a an the of in on at to for by with from and or is are was were be been what which who whom "
+                  "whose when where why how did does do that this it its as".split())
+
+
+def _shortlist(question: str, sents: list[_Sentence], limit: int) -> list[_Sentence]:
+    """At most `limit` sentences, those sharing the most content words with the question (and
+    its spans' titles), in their original order: a cheap filter before the embedder ranks them."""
+    if len(sents) <= limit:
+        return sents
+    words = {w for w in _WORD.findall(question.lower()) if w not in _STOP}
+    overlap = [len(words & set(_WORD.findall(_key(s).lower()))) for s in sents]
+    keep = sorted(sorted(range(len(sents)), key=lambda i: (-overlap[i], i))[:limit])
+    return [sents[i] for i in keep]
 
 
 def _renumber(text: str, local: Sequence[Span], merged: list[Span]) -> str:
