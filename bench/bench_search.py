@@ -122,7 +122,7 @@ def main(argv: list[str] | None = None) -> None:
     parser.add_argument("--pg", default="", help="pgserver:// or postgresql:// URL (default: a fresh temporary pgserver)")
     parser.add_argument("--ef", default=f"40,{EF_SEARCH},400,1000",
                         help=f"hnsw.ef_search values to measure (store default {EF_SEARCH})")
-    parser.add_argument("--data", choices=("uniform", "clustered"), default="uniform",
+    parser.add_argument("--data", choices=("uniform", "clustered"), default="clustered",
                         help="uniform random unit vectors (worst case) or vectors around 1,000 topic centers")
     parser.add_argument("--skip-qdrant", action="store_true")
     args = parser.parse_args(argv)

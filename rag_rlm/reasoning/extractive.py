@@ -115,7 +115,7 @@ class ExtractiveReasoner:
                 break
             read += cost
             sents += self._sentences(span)
-        sents = _shortlist(question, sents, 2 * self.max_candidates)
+        sents = _shortlist(question, sents, self.max_candidates)
         if not sents:
             return [], read
         scores = self._scores(question, sents)
