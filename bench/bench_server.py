@@ -45,8 +45,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--unique", action="store_true",
                    help="make every question text unique (defeats the memo cache: cold answers only)")
     p.add_argument("--no-reflect", action="store_true", help='ask with "reflect": false (where time goes)')
-    p.add_argument("--torch-threads", type=int, default=1,
-                   help="OMP threads per server process (answers already run in parallel threads)")
+    p.add_argument("--torch-threads", type=int, default=os.cpu_count() or 1,
+                   help="OMP threads per server process (encodes are serialised by the embedder lock, so all cores)")
     return p.parse_args()
 
 

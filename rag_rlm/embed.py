@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import threading
 from collections.abc import Sequence
@@ -38,8 +39,9 @@ class SentenceTransformerEmbedder:
     """sentence-transformers model loaded from a local folder, never from a hub.
 
     Thread-safe: Hugging Face fast tokenizers are not (concurrent calls fail with "Unable to
-    create tensor ... padding"), so every call that touches the tokenizer holds one lock; torch
-    already uses every core inside a single encode, so serialising costs little."""
+    create tensor ... padding"). Encoding holds one lock (torch already uses every core inside a
+    single encode); token counting uses its own copy of the tokenizer under its own lock, so
+    chunking one document never waits for the encode of another (ingest overlaps the two)."""
 
     def __init__(self, model_path: str = "", *, device: str = "cpu", batch_size: int = 64):
         path = model_path or bundled_model_path()
@@ -56,14 +58,15 @@ class SentenceTransformerEmbedder:
         self.batch_size = batch_size
         dim = getattr(self.model, "get_embedding_dimension", None) or self.model.get_sentence_embedding_dimension
         self.dimension = int(dim())
-        self.tokenizer = self.model.tokenizer
+        self.tokenizer = copy.deepcopy(self.model.tokenizer)  # for counting; encode keeps its own
         self.max_tokens = int(self.model.max_seq_length)
-        self._lock = threading.RLock()
+        self._encode_lock = threading.Lock()
+        self._token_lock = threading.Lock()
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        with self._lock:
+        with self._encode_lock:
             vectors = self.model.encode(
                 list(texts), batch_size=self.batch_size, normalize_embeddings=True,
                 convert_to_numpy=True, show_progress_bar=False,
@@ -71,12 +74,12 @@ class SentenceTransformerEmbedder:
         return np.asarray(vectors, dtype=np.float32)
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
-        with self._lock:
+        with self._token_lock:
             enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
         return [tuple(o) for o in enc["offset_mapping"]]
 
     def count_tokens(self, text: str) -> int:
-        with self._lock:
+        with self._token_lock:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
 
 
