@@ -161,7 +161,7 @@ class PgVectorStore:
             cid, dim = _collection_row(conn, collection)
             if query_vector.shape[0] != dim:
                 raise StoreError(f"query vector has dimension {query_vector.shape[0]}, collection {collection!r} has {dim}")
-            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(max(int(self.ef_search), 2 * k)),))
+            conn.execute("SELECT set_config('hnsw.ef_search', %s, true)", (str(min(max(int(self.ef_search), 2 * k), 1000)),))  # pgvector caps it at 1000
             if where:
                 # The HNSW scan filters after the approximate search and can return fewer than k
                 # rows under a selective filter; a filtered search is exact instead.
