@@ -234,3 +234,11 @@ def _chunk(doc):
     from rag_rlm.types import Chunk
 
     return Chunk(doc.id, 0, doc.text, 0, len(doc.text))
+
+
+def test_a_chunk_cited_by_two_parts_is_one_source(corpus, embedder):
+    assistant, collection = make(corpus, embedder)
+    result = assistant.ask("Who approves expenses over $500 and who approves expenses under $500?", collection,
+                           top_k=3)
+    ids = [c.id for c in result.citations]
+    assert ids and len(ids) == len(set(ids))

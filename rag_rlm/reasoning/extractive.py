@@ -319,10 +319,13 @@ def _renumber(text: str, local: Sequence[Span], merged: list[Span]) -> str:
         n = int(m.group(1))
         if not 1 <= n <= len(local):
             return ""
+        # The same chunk reached by two sub-questions (with two scores) is one source.
+        ids = [s.id for s in merged]
         span = local[n - 1]
-        if span not in merged:
+        if span.id not in ids:
             merged.append(span)
-        return f"[{merged.index(span) + 1}]"
+            ids.append(span.id)
+        return f"[{ids.index(span.id) + 1}]"
 
     return _MARKER.sub(repl, text)
 
