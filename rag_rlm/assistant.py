@@ -66,18 +66,19 @@ class Assistant:
         collection = validate_collection_name(collection or s.collection)
         version = self.store.collection_info(collection).version  # UnknownCollection if absent
         started = time.perf_counter()
+        emit = on_event or _ignore
         budget = Budget(token_budget or s.token_budget, s.request_timeout)
         options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
                           s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid)
         ctx = Context(self.store, self.embedder, self.reasoner, self.memo, collection, version, options,
-                      budget, Trace(request_id=request_id), on_event or (lambda kind, data: None), cancel)
+                      budget, Trace(request_id=request_id), emit, cancel)
         node = controller.solve(ctx, _with_history(question, history))
         result = _result(ctx, node, question, time.perf_counter() - started)
         self._save_trace(ctx, result)
         if ctx.budget.out_of_time() and not result.answer:
             raise BudgetExceeded(f"request timed out after {s.request_timeout:g}s", partial_answer=result)
         if result.answer:
-            (on_event or (lambda kind, data: None))("answer", {"text": result.answer})
+            emit("answer", {"text": result.answer})
         return result
 
     def trace(self, trace_id: str) -> dict | None:
@@ -90,6 +91,10 @@ class Assistant:
         data = ctx.trace.to_dict()
         data.update(collection=ctx.collection, question=result.question, status=result.status)
         self.state.put(TRACE_KIND, ctx.trace.id, data)
+
+
+def _ignore(kind: str, data: dict) -> None:
+    """The event sink of a caller that does not stream."""
 
 
 def build_reasoner(settings: Settings, embedder: Embedder) -> Reasoner:

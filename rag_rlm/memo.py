@@ -13,13 +13,9 @@ import json
 import re
 import threading
 from collections import OrderedDict
-from typing import Any, Protocol
+from typing import Any
 
-
-class SharedState(Protocol):
-    def get(self, kind: str, key: str) -> dict | None: ...
-
-    def put(self, kind: str, key: str, value: dict) -> None: ...
+from .memory.state import StateStore
 
 
 def normalise_question(question: str) -> str:
@@ -34,7 +30,7 @@ def memo_key(question: str, collection: str, version: str, shape: dict[str, Any]
 class MemoCache:
     KIND = "memo"
 
-    def __init__(self, size: int, shared: SharedState | None = None):
+    def __init__(self, size: int, shared: StateStore | None = None):
         self.size = size
         self.shared = shared
         self._items: OrderedDict[str, dict] = OrderedDict()
