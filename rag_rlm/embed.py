@@ -15,15 +15,19 @@ from .errors import ModelNotFound
 
 
 class Embedder(Protocol):
-    """Text in, unit-length float32 vectors out."""
+    """Text in, unit-length float32 vectors out; and the tokenizer behind them, which chunking
+    and the token budget count with."""
 
     dimension: int
+    max_tokens: int
 
     def embed(self, texts: Sequence[str]) -> np.ndarray: ...
 
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         """Character (start, end) of each token of `text`, without special tokens."""
         ...
+
+    def count_tokens(self, text: str) -> int: ...
 
 
 def bundled_model_path() -> str:

@@ -60,6 +60,22 @@ class Span:
 
 
 @dataclass(frozen=True)
+class Sentence:
+    """A sentence of a stored document, as a reader sees it: `text` has the Markdown syntax
+    rendered away (heading marks, list bullets, table pipes, `[text](url)` as its text), while
+    `start`/`end` are exact character offsets into `Document.text`, so a citation can point at
+    (and highlight) the very place it quotes. `heading` is the section it sits under."""
+
+    document_id: str
+    index: int  # its position in the document
+    text: str
+    start: int
+    end: int
+    heading: str = ""
+    kind: str = "text"  # text | heading | item (a list item) | row (a table row)
+
+
+@dataclass(frozen=True)
 class CollectionInfo:
     name: str
     documents: int

@@ -7,7 +7,7 @@ from typing import Protocol, runtime_checkable
 
 import numpy as np
 
-from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 
 
 @runtime_checkable
@@ -21,8 +21,12 @@ class VectorStore(Protocol):
     """
 
     def write_document(
-        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
-    ) -> None: ...
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray,
+        sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
+    ) -> None:
+        """Chunks with their vectors, and the document's sentences with theirs (sentence memory:
+        answering then scores sentences without encoding them), in one atomic replacement."""
+        ...
 
     def delete_document(self, collection: str, document_id: str) -> bool: ...
 
@@ -41,6 +45,24 @@ class VectorStore(Protocol):
 
 
 @runtime_checkable
+class SentenceMemory(Protocol):
+    """The sentences stored beside the chunks, read back for the spans an answer uses."""
+
+    def sentences(self, collection: str, spans: Sequence[Span]) -> tuple[list[Sentence], np.ndarray]:
+        """Every stored sentence that overlaps one of `spans` (same document, character ranges
+        intersecting), each once, grouped by document in the order the spans name them and in
+        document order within one; with their vectors as an (n, dim) float32 array. Empty
+        (with a (0, dim) array) for documents written without sentences."""
+        ...
+
+    def document_text(self, collection: str, document_id: str) -> str:
+        """The document's text rebuilt from its chunks, with the exact offsets of the original
+        (gaps between chunks, which are only white space, come back as newlines). Raises
+        UnknownCollection, or KeyError for a missing document."""
+        ...
+
+
+@runtime_checkable
 class Catalog(Protocol):
     """What is stored: collections, their documents and content versions."""
 
@@ -53,7 +75,7 @@ class Catalog(Protocol):
         ...
 
 
-class Store(VectorStore, Catalog, Protocol):
-    """A backend implements both halves, plus `close`."""
+class Store(VectorStore, SentenceMemory, Catalog, Protocol):
+    """A backend implements all three, plus `close`."""
 
     def close(self) -> None: ...

@@ -1,44 +1,103 @@
-"""The reasoning seam: the four steps of the flow (plan, answer, merge, reflect).
+"""The reasoning seam: the steps of the flow (plan, answer, merge, reflect) and the values they
+pass, plus `condense`, which turns a follow-up into a question that stands on its own.
+
+A draft is data, not text: claims (a sentence or a short span of the evidence, with the exact
+places it comes from), grouped by the part of the question they answer, and per part whether the
+evidence answers it at all. Reasoners produce drafts; `rag_rlm.render` alone turns one into the
+text a person reads and its numbered citations. Nothing parses answer text back into structure.
 
 Each step is given the token allowance the controller reserved for it and must not spend more
-(`Draft.tokens_in + Draft.tokens_out <= allowance`); it trims evidence or output to fit. The
-extractive reasoner counts the tokens it reads and writes with the embedder's tokenizer, the LLM
-reasoner counts prompt and completion tokens with the model's.
+(`tokens_in + tokens_out <= allowance`); it trims evidence or output to fit. The extractive
+reasoner counts the tokens it reads and writes with the embedder's tokenizer, the LLM reasoner
+counts prompt and completion tokens with the model's.
 """
 
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import Protocol
 
-from ..types import Span
+import numpy as np
+
+from ..types import Sentence, Span
+
+PART, HOP, SIDE = "part", "hop", "side"
 
 
 @dataclass(frozen=True)
 class SubQuestion:
-    """`text` may hold placeholders #1, #2... for the answers of earlier sub-questions it
+    """One sub-question of a plan.
+
+    `text` is what the asker sees, in their own words; `focus` is the entity a hop or a side of a
+    comparison is about, which retrieval puts first (`query`). `kind` says how its answer joins
+    the parent's: a *part* of a multi-part question is answered on its own (one group of the
+    answer per part, in the question's order), a *hop* fetches evidence for the parent's own
+    answer (a bridge to another document), a *side* is one of the things a comparison compares.
+    `text` may hold placeholders #1, #2... for the answers of earlier sub-questions it
     `depends_on` (0-based indices); it is asked once those are known."""
 
     text: str
     depends_on: tuple[int, ...] = ()
+    focus: str = ""
+    kind: str = PART
+
+    @property
+    def query(self) -> str:
+        return f"{self.focus}: {self.text}" if self.focus else self.text
 
 
 @dataclass(frozen=True)
 class Plan:
     sub_questions: tuple[SubQuestion, ...] = ()  # empty: answer the question directly
     note: str = ""  # why this plan (rule that fired, or "unparseable plan output")
+    comparison: str = ""  # for sides: what is compared ("first", "larger", ...), "" if nothing
     tokens_in: int = 0
     tokens_out: int = 0
     llm_calls: int = 0
 
 
 @dataclass(frozen=True)
-class Draft:
-    """An answer with the spans it cites, in citation order ([1] is cited[0])."""
+class Source:
+    """A cited place: the retrieved span, and the characters of its document that are quoted."""
+
+    span: Span
+    start: int
+    end: int
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A sentence (or a short span) of the evidence, and where it comes from. `answer` is the
+    short answer inside it (a number, a date, a name) when one stands out."""
 
     text: str
-    cited: tuple[Span, ...] = ()
+    sources: tuple[Source, ...]
+    score: float = 0.0
+    answer: str = ""
+
+
+@dataclass(frozen=True)
+class PartDraft:
+    """The answer to one part of the question. `found` is False when the evidence does not
+    answer it (then `claims` is empty); `confidence` is the answerability score it was judged on."""
+
+    question: str
+    claims: tuple[Claim, ...] = ()
+    found: bool = False
+    confidence: float = 0.0
+    focus: str = ""
+
+    @property
+    def answer(self) -> str:
+        return next((c.answer for c in self.claims if c.answer), "")
+
+
+@dataclass(frozen=True)
+class Draft:
+    """An answer as data: parts in the question's order, each with its claims."""
+
+    parts: tuple[PartDraft, ...] = ()
     tokens_in: int = 0
     tokens_out: int = 0
     llm_calls: int = 0
@@ -50,25 +109,86 @@ class Draft:
     def ok(self) -> bool:
         return self.error is None
 
+    @property
+    def found(self) -> bool:
+        return any(p.found for p in self.parts)
+
+    @property
+    def claims(self) -> tuple[Claim, ...]:
+        return tuple(c for p in self.parts for c in p.claims)
+
+    @property
+    def cited(self) -> tuple[Span, ...]:
+        """The spans the claims cite, each once, in order of first citation."""
+        out: dict[str, Span] = {}
+        for claim in self.claims:
+            for source in claim.sources:
+                out.setdefault(source.span.id, source.span)
+        return tuple(out.values())
+
+    def with_usage(self, tokens_in: int = 0, tokens_out: int = 0, llm_calls: int = 0) -> Draft:
+        return replace(self, tokens_in=tokens_in, tokens_out=tokens_out, llm_calls=llm_calls)
+
+
+def failed(error: str, question: str = "") -> Draft:
+    """A draft for a step that could not run (budget, backend): no claims, the error recorded."""
+    return Draft(parts=(PartDraft(question),) if question else (), error=error)
+
+
+@dataclass(frozen=True)
+class EvidenceSentence:
+    """A stored sentence of a retrieved span, with its vector when sentence memory has one."""
+
+    sentence: Sentence
+    span: Span
+    vector: np.ndarray | None = None
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """What one (sub-)question retrieved: the spans, best first, their stored sentences (empty
+    when the collection has no sentence memory: the reasoner then splits the spans itself), and
+    the query's vector (so the answer step encodes nothing the retrieval already did)."""
+
+    spans: tuple[Span, ...]
+    sentences: tuple[EvidenceSentence, ...] = ()
+    query_vector: np.ndarray | None = None
+
 
 @dataclass(frozen=True)
 class Part:
     """A sub-question with its answer, as merge sees it."""
 
-    question: str
+    sub_question: SubQuestion
     draft: Draft
 
 
-class Reasoner(Protocol):
-    def plan(self, question: str, spans: Sequence[Span], allowance: int) -> Plan: ...
+@dataclass(frozen=True)
+class Turn:
+    """One earlier message of a conversation."""
 
-    def answer(self, questions: Sequence[str], spans: Sequence[Sequence[Span]], allowance: int) -> list[Draft]:
-        """Batched: one draft per question, each from its own spans; `allowance` is the total."""
+    role: str  # user | assistant
+    content: str
+
+
+class Reasoner(Protocol):
+    def plan(self, question: str, evidence: Evidence, allowance: int) -> Plan: ...
+
+    def answer(self, questions: Sequence[SubQuestion], evidence: Sequence[Evidence], allowance: int) -> list[Draft]:
+        """Batched: one draft per question, each from its own evidence; `allowance` is the total."""
         ...
 
-    def merge(self, question: str, parts: Sequence[Part], allowance: int) -> Draft: ...
+    def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
+        """One draft from the question's own answer and its sub-questions' answers: parts stay
+        parts, hops feed the question's own part, sides become a comparison."""
+        ...
 
-    def reflect(self, question: str, draft: Draft, spans: Sequence[Span], allowance: int) -> Draft:
+    def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
         """The draft checked against the evidence: revised, or unchanged; `missing` names
         what to retrieve once more for."""
+        ...
+
+    def condense(self, question: str, history: Sequence[Turn]) -> str:
+        """The question as it would be asked without the conversation before it (a follow-up
+        such as "And vision?" gets its subject back); unchanged when it stands on its own."""
         ...
