@@ -136,7 +136,7 @@ def plot(report: dict[str, Any], k: str, path: Path) -> None:
         t = by_k[k]
         curve = t["curve"]
         line, = ax.plot([p["wrongly_declined"] for p in curve], [p["declined_unanswerable"] for p in curve],
-                        drawstyle="steps-post", label=f"{mode}: threshold on confidence")
+                        label=f"{mode}: threshold on confidence")
         color = line.get_color()
         for p in table_points(curve, t["suggested"]):
             ax.plot(p["wrongly_declined"], p["declined_unanswerable"], "o", color=color, markersize=3)
