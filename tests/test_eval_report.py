@@ -125,3 +125,52 @@ def test_failed_rows_are_no_verdict_on_answerability():
     t = answerability.trade_off(rows)
     assert (t["answerable"], t["unanswerable"]) == (10, 10)
     assert t["suggested"]["threshold"] == 0.45
+
+
+class _ScriptedAssistant:
+    """A fake Assistant (the real one needs the controller): `ask` returns the Result scripted for
+    the question, or raises the scripted error."""
+
+    def __init__(self, script: dict):
+        self.script = script
+
+    def ask(self, question: str, collection: str, **options):
+        outcome = self.script[question]
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
+
+
+def _result(question: str, answer: str, lead: str, *, found: bool, confidence: float, docs: tuple[str, ...]):
+    from rag_rlm.result import Result, Usage
+    from rag_rlm.types import Span
+
+    evidence = [Span(d, 0, d, d, "text", 0, 4, 0.5) for d in docs]
+    return Result(question, "c", answer, [], [], Usage(seconds=0.2, retrievals=1), "t", evidence=evidence,
+                  found=found, confidence=confidence, lead=lead)
+
+
+def test_ask_one_scores_the_result_fields():
+    from rag_rlm.errors import RagRlmError
+    from rag_rlm.eval.data import Question
+    from rag_rlm.eval.runner import ask_one
+
+    answerable = Question("a", "Which river?", ("Tessel",), ("d1", "d2"), "bridge")
+    unanswerable = Question("u", "Which year?", (), ("d3",), "unanswerable")
+    failed = Question("f", "Who?", (), (), "")
+    assistant = _ScriptedAssistant({
+        "Which river?": _result("Which river?", "It is near the sea [1]. The river Tessel flows there [2].",
+                                "It is near the sea.", found=True, confidence=0.8, docs=("d1", "x")),
+        "Which year?": _result("Which year?", "Not found in the collection.", "Not found in the collection.",
+                               found=False, confidence=0.2, docs=("d3",)),
+        "Who?": RagRlmError("backend down"),
+    })
+    a = ask_one(assistant, answerable, "c", "flat", 5)
+    assert (a.found, a.confidence, a.answerable, a.words) == (True, 0.8, True, 10)
+    assert (a.containment, a.lead_containment, a.recall) == (1.0, 0.0, 0.5)  # Tessel is said, but not first
+    u = ask_one(assistant, unanswerable, "c", "recursive", 5)
+    assert (u.found, u.confidence, u.answerable, u.recall) == (False, 0.2, False, 1.0)
+    assert all(math.isnan(getattr(u, key)) for key in ("exact_match", "f1", "containment", "lead_containment"))
+    f = ask_one(assistant, failed, "c", "flat", 5)
+    assert (f.status, f.error, f.found, f.words) == ("error", "backend down", False, 0)
+    assert math.isnan(f.confidence) and math.isnan(f.recall) and math.isnan(f.exact_match)
