@@ -98,7 +98,7 @@ def summary_markdown(report: dict[str, Any]) -> str:
         vals = [overall[m].get(k, {}).get(key, math.nan) for m in modes]
         cells = [_cell(v, fmt) for v in vals]
         if both:
-            cells.append(_cell(vals[1] - vals[0], "{:+.3f}") if delta else "")
+            cells.append(_cell(vals[1] - vals[0], fmt.replace("{:", "{:+")) if delta else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     for k in ks:
