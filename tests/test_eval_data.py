@@ -61,7 +61,6 @@ def test_real_problems_still_name_file_and_line(tmp_path, row, reason):
     assert str(info.value).startswith(f"{path}:2: ")
 
 
-@pytest.mark.skipif(not SQUAD2.exists(), reason="the shared dev data is not on this machine")
 def test_squad2_dev_set_reads_with_both_kinds():
     qs = read_questions(SQUAD2)
     assert len(qs) == 252
