@@ -15,7 +15,7 @@ import pytest
 from test_parsers import make_docx, make_pdf, write
 
 from ingest.cli import main
-from ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
+from rag_rlm.ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.types import Document
 

@@ -25,6 +25,7 @@ from typing import Any
 import numpy as np
 
 from rag_rlm.config import Settings
+from rag_rlm.embed import Embedder
 from rag_rlm.errors import StoreError, UnknownCollection
 from rag_rlm.memory.base import Store
 from rag_rlm.types import Chunk, Document, DocumentRecord
@@ -77,7 +78,7 @@ def ingest_paths(
     *,
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     glob: str | None = None,
     prune: bool = False,
@@ -104,7 +105,7 @@ def ingest_documents(
     *,
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     progress: bool | ProgressFn = False,
     stop: threading.Event | None = None,
@@ -172,7 +173,7 @@ def _run(
     known: dict[str, DocumentRecord],
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     progress: bool | ProgressFn,
     stop: threading.Event | None,
@@ -247,7 +248,7 @@ def _run(
     return summary
 
 
-def _chunks(document: Document, embedder: Any, settings: Settings) -> list[Chunk]:
+def _chunks(document: Document, embedder: Embedder, settings: Settings) -> list[Chunk]:
     return chunk_text(document.id, document.text, embedder,
                       chunk_tokens=settings.chunk_tokens, overlap=settings.chunk_overlap)
 
