@@ -99,6 +99,29 @@ def test_a_modified_file_replaces_its_chunks(tmp_path, store, embedder, settings
     assert "Rule 7:" in top(store, embedder, collection, "meal cap on trip day 7").text
 
 
+def test_sentences_are_stored_with_their_vectors_and_exact_offsets(tmp_path, store, embedder, settings, collection):
+    corpus = make_corpus(tmp_path / "corpus")
+    assert run([corpus], store, embedder, settings, collection).documents_failed == 0
+    doc_id = "expenses.md"
+    text = store.document_text(collection, doc_id)
+    assert text == (corpus / "expenses.md").read_text().rstrip("\n")
+    spans = stored_chunks(store, embedder, collection, doc_id)
+    sentences, vectors = store.sentences(collection, spans)
+    assert [(s.kind, s.heading, s.text) for s in sentences] == [
+        ("heading", "", "Expense policy"),
+        ("text", "Expense policy", "Expenses over $500 are approved by the Finance Director, Hannah Lindqvist."),
+        ("heading", "Expense policy", "Receipts"),
+        ("text", "Receipts", "Keep every receipt over $25.")]
+    assert all(text[s.start:s.end] == s.text for s in sentences)
+    assert vectors.shape == (4, embedder.dimension)
+    assert (vectors * embedder.embed([s.text for s in sentences])).sum(axis=1).min() > 0.999
+    # a changed file replaces its sentences too
+    write(corpus / "expenses.md", "# Expense policy\n\nAll expenses need a receipt.\n")
+    run([corpus], store, embedder, settings, collection)
+    spans = stored_chunks(store, embedder, collection, doc_id)
+    assert [s.text for s in store.sentences(collection, spans)[0]] == ["Expense policy", "All expenses need a receipt."]
+
+
 def test_bad_files_are_reported_while_the_rest_goes_in_and_stored_copies_survive(
         tmp_path, store, embedder, settings, collection):
     corpus = make_corpus(tmp_path / "corpus")

@@ -1,8 +1,14 @@
 """The ingest flow, shared by the CLI and the HTTP upload endpoint.
 
-    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse -> chunk
-      -> embed in batches across documents (a background thread keeps the model busy)
-      -> store.write_document per document (its record with the hash last)
+    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse -> chunk, split sentences
+      -> embed chunks and sentences in batches across documents (a background thread keeps
+         the model busy)
+      -> store.write_document per document: chunks, sentences (sentence memory), and its
+         record with the hash last
+
+Sentence vectors are each sentence's text encoded on its own: bench_sentence_vectors.py ranked
+answer sentences best that way (pooling the chunk pass's token vectors was cheaper and a little
+worse; a "Title: " prefix did not help).
 
 The embedder is the bottleneck, so it runs in its own thread on batches of chunks from
 several documents while this thread parses, chunks and writes. Only this thread touches the
@@ -28,11 +34,12 @@ from rag_rlm.config import Settings
 from rag_rlm.embed import Embedder
 from rag_rlm.errors import StoreError, UnknownCollection
 from rag_rlm.memory.base import Store
-from rag_rlm.types import Chunk, Document, DocumentRecord
+from rag_rlm.types import Chunk, Document, DocumentRecord, Sentence
 
 from .chunker import chunk_text
 from .discover import SourceFile, discover
 from .parsers import PARSERS, ParseError, parse_file, sha256
+from .sentences import split_sentences
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
 # Chunks go to the embedder EMBED_GROUP batches at a time: sentence-transformers sorts each call's
@@ -163,9 +170,16 @@ def _file_items(
 
 
 @dataclass
+class _Pending:
+    document: Document
+    chunks: list[Chunk]
+    sentences: list[Sentence]
+
+
+@dataclass
 class _Batch:
-    documents: list[tuple[Document, list[Chunk]]]
-    vectors: Future[np.ndarray]
+    documents: list[_Pending]
+    vectors: Future[np.ndarray]  # the chunks' rows, then the sentences', document by document
 
 
 def _run(
@@ -183,7 +197,7 @@ def _run(
     started = time.perf_counter()
     report = _progress(progress, total)
     done = 0
-    pending: list[tuple[Document, list[Chunk]]] = []
+    pending: list[_Pending] = []
     pending_chunks = 0
     in_flight: deque[_Batch] = deque()
     stop = stop or threading.Event()
@@ -196,18 +210,19 @@ def _run(
     def write(batch: _Batch) -> None:
         vectors = batch.vectors.result()
         row = 0
-        for doc, chunks in batch.documents:
+        for p in batch.documents:
             if stop.is_set():
                 summary.interrupted = True
                 return
-            _write_one(store, collection, doc, chunks, vectors[row:row + len(chunks)], known, summary)
-            row += len(chunks)
+            n, m = len(p.chunks), len(p.sentences)
+            _write_one(store, collection, p, vectors[row:row + n], vectors[row + n:row + n + m], known, summary)
+            row += n + m
             tick()
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         def submit() -> None:
             nonlocal pending, pending_chunks
-            texts = [c.text for _, chunks in pending for c in chunks]
+            texts = [t for p in pending for t in [*(c.text for c in p.chunks), *(s.text for s in p.sentences)]]
             in_flight.append(_Batch(pending, pool.submit(embedder.embed, texts)))
             pending, pending_chunks = [], 0
             while len(in_flight) > IN_FLIGHT and not summary.interrupted:
@@ -231,7 +246,8 @@ def _run(
                         summary.fail(item.document.source, "empty: no text")
                         tick()
                         continue
-                    pending.append((item.document, chunks))
+                    pending.append(_Pending(item.document, chunks, split_sentences(item.document.text,
+                                                                                   item.document.id)))
                     pending_chunks += len(chunks)
                     if pending_chunks >= settings.batch_size * EMBED_GROUP:
                         submit()
@@ -254,11 +270,12 @@ def _chunks(document: Document, embedder: Embedder, settings: Settings) -> list[
 
 
 def _write_one(
-    store: Store, collection: str, doc: Document, chunks: list[Chunk], vectors: np.ndarray,
+    store: Store, collection: str, p: _Pending, vectors: np.ndarray, sentence_vectors: np.ndarray,
     known: dict[str, DocumentRecord], summary: IngestSummary,
 ) -> None:
+    doc, chunks = p.document, p.chunks
     try:
-        store.write_document(collection, doc, chunks, vectors)
+        store.write_document(collection, doc, chunks, vectors, p.sentences, sentence_vectors)
     except StoreError as e:  # this document is not stored; the store kept what it had
         summary.fail(doc.source if doc.source else doc.id, f"store: {e}")
         return
