@@ -122,6 +122,22 @@ def test_sentences_are_stored_with_their_vectors_and_exact_offsets(tmp_path, sto
     assert [s.text for s in store.sentences(collection, spans)[0]] == ["Expense policy", "All expenses need a receipt."]
 
 
+def test_pooled_sentence_vectors_setting(store, embedder, settings, collection):
+    from dataclasses import replace
+
+    text = "# Travel\n\nFlights are booked by the travel desk. Hotels are capped at 120 EUR a night."
+    doc = Document(id="travel", title="Travel", source="", text=text, content_hash="h1")
+    summary = ingest_documents([doc], collection=collection, store=store, embedder=embedder,
+                               settings=replace(settings, sentence_vectors="pool"))
+    assert summary.documents_new == 1
+    sentences, vectors = store.sentences(collection, stored_chunks(store, embedder, collection, "travel"))
+    assert [s.text for s in sentences] == ["Travel", "Flights are booked by the travel desk.",
+                                           "Hotels are capped at 120 EUR a night."]
+    assert vectors.shape == (3, embedder.dimension)
+    q = embedder.embed(["How much may a hotel cost per night?"])[0]
+    assert sentences[int((vectors @ q).argmax())].text.startswith("Hotels")
+
+
 def test_bad_files_are_reported_while_the_rest_goes_in_and_stored_copies_survive(
         tmp_path, store, embedder, settings, collection):
     corpus = make_corpus(tmp_path / "corpus")

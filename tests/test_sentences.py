@@ -193,3 +193,26 @@ def test_offsets_hold_for_any_text(text):
         assert original and original == original.strip()
         for w in words(s.text):
             assert w in original
+
+
+def test_pooled_sentence_vectors_come_from_the_chunk_pass(embedder):
+    """`pool_sentences` over chunks that overlap: one unit vector per sentence, nearest to its
+    own sentence's encoding, and the chunk vectors of the same pass equal `embed`'s."""
+    import numpy as np
+
+    from rag_rlm.ingest.chunker import chunk_text
+    from rag_rlm.ingest.sentvec import context_text, pool_sentences
+
+    text = ("Volcanoes erupt when magma rises through the crust. Bread is baked from flour, water and yeast. "
+            "Python functions are defined with the def keyword. The Lisbon office is on Rua da Prata.")
+    chunks = chunk_text("d", text, embedder, chunk_tokens=24, overlap=8)
+    assert len(chunks) >= 2 and chunks[1].start < chunks[0].end  # they overlap
+    sentences = split_sentences(text, "d")
+    vectors, tokens = embedder.embed_with_tokens([c.text for c in chunks])
+    np.testing.assert_allclose(vectors, embedder.embed([c.text for c in chunks]), atol=1e-4)
+    pooled = pool_sentences(chunks, tokens, sentences)
+    assert pooled.shape == (4, embedder.dimension) and pooled.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(pooled, axis=1), 1.0, atol=1e-5)
+    own = embedder.embed([s.text for s in sentences])
+    assert list(np.argmax(pooled @ own.T, axis=1)) == [0, 1, 2, 3]
+    assert context_text("Guide", sentences[0]) == "Guide: " + sentences[0].text

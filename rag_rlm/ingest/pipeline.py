@@ -7,8 +7,9 @@
          record with the hash last
 
 Sentence vectors are each sentence's text encoded on its own: bench_sentence_vectors.py ranked
-answer sentences best that way (pooling the chunk pass's token vectors was cheaper and a little
-worse; a "Title: " prefix did not help).
+answer-bearing sentences best that way on the dev sets (pooling the chunk pass's token vectors
+cost less encode time and ranked a little worse on every figure; a "Title — Heading:" prefix was
+mixed: p@1 up, MRR down on HotpotQA, and the costliest).
 
 The embedder is the bottleneck, so it runs in its own thread on batches of chunks from
 several documents while this thread parses, chunks and writes. Only this thread touches the
@@ -40,6 +41,7 @@ from .chunker import chunk_text
 from .discover import SourceFile, discover
 from .parsers import PARSERS, ParseError, parse_file, sha256
 from .sentences import split_sentences
+from .sentvec import pool_sentences
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
 # Chunks go to the embedder EMBED_GROUP batches at a time: sentence-transformers sorts each call's
@@ -222,8 +224,7 @@ def _run(
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         def submit() -> None:
             nonlocal pending, pending_chunks
-            texts = [t for p in pending for t in [*(c.text for c in p.chunks), *(s.text for s in p.sentences)]]
-            in_flight.append(_Batch(pending, pool.submit(embedder.embed, texts)))
+            in_flight.append(_Batch(pending, pool.submit(_embed, embedder, pending, settings.sentence_vectors)))
             pending, pending_chunks = [], 0
             while len(in_flight) > IN_FLIGHT and not summary.interrupted:
                 write(in_flight.popleft())
@@ -262,6 +263,21 @@ def _run(
             summary.chunks_per_second = round(summary.chunks_written / summary.seconds, 1) if summary.seconds else 0.0
             report.close()
     return summary
+
+
+def _embed(embedder: Embedder, pending: list[_Pending], how: str) -> np.ndarray:
+    """The vectors of a batch: each document's chunks, then its sentences (on the embed thread)."""
+    with_tokens = getattr(embedder, "embed_with_tokens", None)
+    if how != "pool" or with_tokens is None:
+        return embedder.embed([t for p in pending for t in [*(c.text for c in p.chunks),
+                                                             *(s.text for s in p.sentences)]])
+    vectors, tokens = with_tokens([c.text for p in pending for c in p.chunks])
+    parts, row = [], 0
+    for p in pending:
+        n = len(p.chunks)
+        parts += [vectors[row:row + n], pool_sentences(p.chunks, tokens[row:row + n], p.sentences)]
+        row += n
+    return np.concatenate(parts).astype(np.float32, copy=False)
 
 
 def _chunks(document: Document, embedder: Embedder, settings: Settings) -> list[Chunk]:
