@@ -264,8 +264,7 @@ class ExtractiveReasoner:
         return stored + self._split_and_encode(fresh), read
 
     def _split_and_encode(self, spans: Sequence[Span]) -> list[_Candidate]:
-        pieces = [(span, Sentence(span.document_id, i, " ".join(span.text[s:e].split()), span.start + s,
-                                  span.start + e)) for span in spans for i, (s, e) in enumerate(sentences(span.text))]
+        pieces = [(span, _sentence(span, i, s, e)) for span in spans for i, (s, e) in enumerate(sentences(span.text))]
         if not pieces:
             return []
         vectors = self._embed([f"{span.title}: {s.text}" for span, s in pieces])
@@ -289,6 +288,21 @@ class ExtractiveReasoner:
                     self._vectors.popitem(last=False)
         with self._lock:
             return np.stack([self._vectors[k] for k in keys])
+
+
+_LEAD_MARK = re.compile(r"(?:#{1,6}|[-*+\u2022]|\d+[.)])\s+")
+_INLINE_MARK = re.compile(r"\*\*|__|`|\[([^\]]+)\]\([^)]*\)")
+
+
+def _sentence(span: Span, index: int, s: int, e: int) -> Sentence:
+    """A sentence split from a span on the slow path, read as sentence memory stores it: its text
+    without Markdown (a list bullet or heading mark, emphasis, a link's URL), its offsets exact
+    (past a leading mark, so the quote is the sentence itself)."""
+    lead = _LEAD_MARK.match(span.text, s, e)
+    if lead is not None:
+        s = lead.end()
+    text = _INLINE_MARK.sub(lambda m: m.group(1) or "", span.text[s:e])
+    return Sentence(span.document_id, index, " ".join(text.split()), span.start + s, span.start + e)
 
 
 def _same(a: Claim, b: Claim) -> bool:
