@@ -9,7 +9,6 @@ import uuid
 from dataclasses import replace
 from pathlib import Path
 
-import numpy as np
 import pytest
 from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
@@ -34,10 +33,6 @@ def corpus(pg_url, embedder, tmp_path_factory):
     collection = "ctl_" + uuid.uuid4().hex[:8]
     settings = Settings(store=pg_url, data_dir=str(tmp_path_factory.mktemp("data")))
     store = open_store(pg_url)
-    # until sentence memory lands: no stored sentences, so the reasoner splits and encodes the
-    # spans itself (the slow path)
-    if not hasattr(store, "sentences"):
-        store.sentences = lambda collection, spans: ([], np.zeros((0, embedder.dimension), np.float32))
     summary = ingest_paths([SAMPLE], collection=collection, store=store, embedder=embedder,
                            settings=settings, progress=False)
     assert summary.documents_failed == 0 and summary.chunks_written > 0
