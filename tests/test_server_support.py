@@ -15,7 +15,6 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.server import create_app
@@ -54,9 +53,7 @@ class LiveServer:
 
 
 def ingest(assistant: Assistant, collection: str, path: Path = SAMPLE) -> dict:
-    summary = ingest_paths([path], collection=collection, store=assistant.store, embedder=assistant.embedder,
-                           settings=assistant.settings, progress=False)
-    return summary.to_dict()
+    return assistant.ingest_files([path], collection).to_dict()
 
 
 COLLECTION = "handbook"
