@@ -209,6 +209,15 @@ def test_history_over_its_caps_gives_422_naming_it(limited):
         assert r.status_code == 422 and "history[0].role" in error(r)["message"]
 
 
+def test_chat_cuts_a_long_conversation_instead_of_refusing_it(limited):
+    """Chat clients resend every turn: 30 turns of 150 characters (over both caps) still answer."""
+    turns = [{"role": ("user", "assistant")[i % 2], "content": "vacation days " * 11} for i in range(30)]
+    with limited.client() as c:
+        r = c.post("/v1/chat/completions", json={"messages": [*turns, {"role": "user", "content": VACATION_Q}]})
+    assert r.status_code == 200, r.text
+    assert "22" in r.json()["choices"][0]["message"]["content"]
+
+
 def test_a_document_is_readable_only_by_its_tenant(tenants):
     with tenants.client("key-acme") as acme, tenants.client("key-beta") as beta:
         own = beta.get("/v1/collections/secrets/documents/nightjar.md")
