@@ -210,8 +210,10 @@ def test_history_over_its_caps_gives_422_naming_it(limited):
 
 
 def test_chat_cuts_a_long_conversation_instead_of_refusing_it(limited):
-    """Chat clients resend every turn: 30 turns of 150 characters (over both caps) still answer."""
-    turns = [{"role": ("user", "assistant")[i % 2], "content": "vacation days " * 11} for i in range(30)]
+    """Chat clients resend every turn: 24 turns (over the cap of 20), the last 110 characters
+    (over this server's question cap of 100), still answer."""
+    turns = [{"role": ("user", "assistant")[i % 2], "content": "vacation days"} for i in range(23)]
+    turns.append({"role": "assistant", "content": "vacation days " * 8})
     with limited.client() as c:
         r = c.post("/v1/chat/completions", json={"messages": [*turns, {"role": "user", "content": VACATION_Q}]})
     assert r.status_code == 200, r.text
