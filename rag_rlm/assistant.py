@@ -8,8 +8,9 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable
-from typing import Any
+from collections.abc import Callable, Iterable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from . import controller
 from .budget import Budget
@@ -23,8 +24,13 @@ from .reasoning.base import Reasoner, Turn
 from .render import Numbering, render
 from .result import Result, SubAnswer, Usage
 from .trace import Trace
+from .types import CollectionInfo, DocumentRecord
+
+if TYPE_CHECKING:
+    from .ingest.pipeline import IngestSummary
 
 TRACE_KIND = "trace"
+JOB_KIND = "upload_job"
 
 
 class Assistant:
@@ -100,6 +106,62 @@ class Assistant:
 
     def close(self) -> None:
         self.store.close()
+
+    # -- the facade the server uses: collections, documents, ingest, jobs, health ------------------
+
+    def collections(self) -> list[CollectionInfo]:
+        """Every stored collection, by name."""
+        return self.store.collections()
+
+    def collection_info(self, name: str) -> CollectionInfo:
+        """Counts and content version of one collection; UnknownCollection when absent."""
+        return self.store.collection_info(validate_collection_name(name))
+
+    def documents(self, collection: str) -> list[DocumentRecord]:
+        """The collection's documents, by id; UnknownCollection when absent."""
+        self.collection_info(collection)
+        return sorted(self.store.documents(collection).values(), key=lambda r: r.id)
+
+    def document(self, collection: str, document_id: str) -> dict[str, Any]:
+        """One document's record and its whole text (citation offsets index into `text`).
+        UnknownCollection, or KeyError for a missing document."""
+        self.collection_info(collection)
+        record = self.store.documents(collection)[document_id]  # KeyError when missing
+        return {"id": record.id, "title": record.title, "source": record.source,
+                "content_hash": record.content_hash, "chunks": record.chunk_count,
+                "metadata": record.metadata, "text": self.store.document_text(collection, document_id)}
+
+    def delete_document(self, collection: str, document_id: str) -> bool:
+        """Remove a document and its chunks; False when it was not there. UnknownCollection
+        when the collection is absent."""
+        self.collection_info(collection)
+        return self.store.delete_document(collection, document_id)
+
+    def ingest_files(self, paths: Iterable[str | Path], collection: str, *, progress: bool = False,
+                     stop: threading.Event | None = None) -> IngestSummary:
+        """Files and folders into `collection` through the ingest pipeline (idempotent: unchanged
+        files are skipped, changed ones replaced). FileNotFoundError for a missing path."""
+        from .ingest.pipeline import ingest_paths
+
+        return ingest_paths(paths, collection=validate_collection_name(collection), store=self.store,
+                            embedder=self.embedder, settings=self.settings, progress=progress, stop=stop)
+
+    def save_job(self, job: dict[str, Any]) -> None:
+        """Record a background job (keyed by `job["id"]`) where every app process can read it."""
+        self.state.put(JOB_KIND, job["id"], job)
+
+    def job(self, job_id: str) -> dict[str, Any] | None:
+        """A job recorded by `save_job`, or None."""
+        return self.state.get(JOB_KIND, job_id)
+
+    def health(self) -> dict[str, Any]:
+        """Whether the store answers: `{"reachable": True, "collections": n}`, or `reachable`
+        False with the error. Never raises: a health check reports failures."""
+        try:
+            count = len(self.store.collections())
+        except Exception as e:
+            return {"reachable": False, "error": f"{type(e).__name__}: {e}"}
+        return {"reachable": True, "collections": count}
 
     def _save_trace(self, ctx: Context, result: Result) -> None:
         data = ctx.trace.to_dict()

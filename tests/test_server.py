@@ -87,6 +87,7 @@ def test_chat_completions_with_the_openai_client(openai_client):
     assert "22" in content and "Sources:" in content and "vacation-policy.txt" in content
     assert reply.choices[0].finish_reason == "stop" and reply.model == COLLECTION
     assert any(c["document_id"] == "vacation-policy.txt" for c in reply.model_extra["citations"])
+    assert reply.model_extra["found"] is True and reply.model_extra["parts"][0]["found"] is True
     assert reply.usage.total_tokens == reply.usage.prompt_tokens + reply.usage.completion_tokens > 0
 
 
@@ -102,6 +103,7 @@ def test_chat_completions_streaming_with_the_openai_client(openai_client):
     assert "22" in text and "vacation-policy.txt" in text
     assert chunks[-1].choices[0].finish_reason == "stop"
     assert chunks[-1].model_extra["citations"]
+    assert chunks[-1].model_extra["found"] is True and "22" in chunks[-1].model_extra["parts"][0]["answer"]
 
 
 def test_models_lists_collections(openai_client):
@@ -129,6 +131,50 @@ def test_upload_then_ask_finds_it_and_delete_then_ask_does_not(http):
     assert http.delete(f"/v1/collections/{name}/documents/notes/zephyr.md").status_code == 404
     after = http.post("/v1/ask", json=ask).json()
     assert "notes/zephyr.md" not in cited_documents(after) and "4417" not in after["answer"]
+
+
+def test_ask_with_history_resolves_a_follow_up(http):
+    history = [{"role": "user", "content": "Tell me about vacation days for new hires."},
+               {"role": "assistant", "content": "New hires get paid vacation."}]
+    r = http.post("/v1/ask", json={"question": "How many per year?", "history": history})
+    assert r.status_code == 200, r.text
+    body = r.json()
+    assert body["question"] == "How many per year?" and "22" in body["answer"]
+    assert "vacation-policy.txt" in cited_documents(body)
+
+
+def test_a_document_comes_back_with_its_text_at_the_offsets_of_its_citations(http):
+    name = "doc_" + uuid.uuid4().hex[:8]
+    text = "# Heron project\n\nThe Heron project ships its first prototype in March.\n\nIts lead is Ana Silva.\n"
+    files = [("files", ("specs/heron.md", text, "text/markdown"))]
+    assert http.post(f"/v1/collections/{name}/documents", files=files).status_code == 200
+    r = http.get(f"/v1/collections/{name}/documents/specs/heron.md")
+    assert r.status_code == 200, r.text
+    doc = r.json()
+    assert (doc["collection"], doc["id"], doc["chunks"]) == (name, "specs/heron.md", 1) and doc["title"]
+    assert "first prototype in March" in doc["text"] and "Ana Silva" in doc["text"]
+    listed = http.get(f"/v1/collections/{name}/documents").json()["documents"]  # the listing route still answers
+    assert [d["id"] for d in listed] == ["specs/heron.md"]
+
+    ask = http.post("/v1/ask", json={"question": "When does the Heron prototype ship?", "collection": name}).json()
+    assert ask["citations"]
+    for c in ask["citations"]:  # a citation's offsets index into its document's text
+        assert doc["text"][c["start"]:c["end"]] == c["text"]
+        assert all(0 <= a < b <= len(doc["text"]) for a, b in c["quotes"])
+
+
+def test_a_missing_document_or_collection_is_404_naming_it(http):
+    name = "doc_" + uuid.uuid4().hex[:8]
+    files = [("files", ("a/b.md", "# B\n\nSome words.\n", "text/markdown"))]
+    assert http.post(f"/v1/collections/{name}/documents", files=files).status_code == 200
+    r = http.get(f"/v1/collections/{name}/documents/a/nope.md")
+    assert r.status_code == 404 and r.json()["error"]["field"] == "document_id"
+    assert "a/nope.md" in r.json()["error"]["message"] and name in r.json()["error"]["message"]
+    r = http.get("/v1/collections/no_such_thing/documents/a/b.md")
+    assert r.status_code == 404 and r.json()["error"]["field"] == "collection"
+    assert "no_such_thing" in r.json()["error"]["message"]
+    assert http.delete(f"/v1/collections/{name}/documents/a/b.md").status_code == 200  # DELETE shares the path
+    assert http.get(f"/v1/collections/{name}/documents/a/b.md").status_code == 404
 
 
 def test_large_upload_runs_as_a_background_job(http):
@@ -169,6 +215,8 @@ def test_collections_health_metrics_and_schema(http):
     assert "rag_rlm_answers_total{status=" in metrics and "rag_rlm_tokens_total{direction=" in metrics
     schema = http.get("/schema/openapi.json").json()
     assert {"/v1/ask", "/v1/chat/completions", "/v1/models", "/health"} <= set(schema["paths"])
+    doc_path = "/v1/collections/{name}/documents/{document_id}"
+    assert {"get", "delete"} <= set(schema["paths"][doc_path])
     assert http.get("/schema/swagger").status_code == 200
 
 

@@ -154,6 +154,10 @@ def test_oversize_bodies_give_413(limited):
     (b'{"question": "ok?", "stream": "yes"}', "stream"),
     (b'{"collection": "handbook"}', "question"),
     (b'[1, 2]', "body"),
+    (b'{"question": "ok?", "history": "earlier"}', "history"),
+    (b'{"question": "ok?", "history": [{"role": "system", "content": "x"}]}', "history"),
+    (b'{"question": "ok?", "history": [{"role": "user"}]}', "history"),
+    (b'{"question": "ok?", "history": [{"role": "user", "content": 5}]}', "history"),
 ])
 def test_malformed_json_and_wrong_types_give_422_naming_the_field(limited, body, field):
     with limited.client() as c:
@@ -190,6 +194,40 @@ def test_question_over_the_length_cap_gives_422_naming_it(limited):
         assert r.status_code == 422 and error(r)["field"] == "question"
         r = c.post("/v1/ask", json={"question": "   "})
         assert r.status_code == 422 and error(r)["field"] == "question"
+
+
+def test_history_over_its_caps_gives_422_naming_it(limited):
+    turn = {"role": "user", "content": "an earlier question"}
+    with limited.client() as c:
+        r = c.post("/v1/ask", json={"question": "ok?", "history": [turn] * 21})
+        assert r.status_code == 422 and error(r)["field"] == "history" and "20" in error(r)["message"]
+        long_turn = {"role": "assistant", "content": "words " * 30}
+        r = c.post("/v1/ask", json={"question": "ok?", "history": [turn, long_turn]})
+        assert r.status_code == 422 and error(r)["field"] == "history"
+        assert "history[1].content" in error(r)["message"] and "100" in error(r)["message"]
+        r = c.post("/v1/ask", json={"question": "ok?", "history": [{"role": "robot", "content": "x"}]})
+        assert r.status_code == 422 and "history[0].role" in error(r)["message"]
+
+
+def test_chat_cuts_a_long_conversation_instead_of_refusing_it(limited):
+    """Chat clients resend every turn: 24 turns (over the cap of 20), the last 110 characters
+    (over this server's question cap of 100), still answer."""
+    turns = [{"role": ("user", "assistant")[i % 2], "content": "vacation days"} for i in range(23)]
+    turns.append({"role": "assistant", "content": "vacation days " * 8})
+    with limited.client() as c:
+        r = c.post("/v1/chat/completions", json={"messages": [*turns, {"role": "user", "content": VACATION_Q}]})
+    assert r.status_code == 200, r.text
+    assert "22" in r.json()["choices"][0]["message"]["content"]
+
+
+def test_a_document_is_readable_only_by_its_tenant(tenants):
+    with tenants.client("key-acme") as acme, tenants.client("key-beta") as beta:
+        own = beta.get("/v1/collections/secrets/documents/nightjar.md")
+        assert own.status_code == 200 and BETA_TEXT in own.json()["text"]
+        assert own.json()["collection"] == "secrets"
+        for name in ("secrets", "beta__secrets"):
+            r = acme.get(f"/v1/collections/{name}/documents/nightjar.md")
+            assert r.status_code in (404, 422) and not leaks(r.text)
 
 
 def test_a_burst_beyond_the_queue_is_refused_with_503(assistant):

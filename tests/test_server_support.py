@@ -54,9 +54,7 @@ class LiveServer:
 
 
 def ingest(assistant: Assistant, collection: str, path: Path = SAMPLE) -> dict:
-    summary = ingest_paths([path], collection=collection, store=assistant.store, embedder=assistant.embedder,
-                           settings=assistant.settings, progress=False)
-    return summary.to_dict()
+    return assistant.ingest_files([path], collection).to_dict()
 
 
 COLLECTION = "handbook"

@@ -6,6 +6,7 @@
     GET    /v1/collections                          the caller's collections
     POST   /v1/collections/{name}/documents         multipart upload (large: 202 + job)
     GET    /v1/collections/{name}/documents         documents of a collection
+    GET    /v1/collections/{name}/documents/{id}    a document's text (citation offsets index into it)
     DELETE /v1/collections/{name}/documents/{id}    delete a document (id may contain '/')
     GET    /v1/jobs/{id}                            background upload status
     GET    /v1/traces/{id}                          call tree of an answer

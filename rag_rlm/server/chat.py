@@ -2,8 +2,10 @@
 
 The last user message is the question and earlier turns are passed as history; `model` names a
 collection, and anything that is not one of the caller's collections ("rag-rlm", "gpt-4o", ...)
-means the default collection, so unmodified chat clients work. Sources are appended to the
-message text as a numbered list; the full citations ride in an extra `citations` field.
+means the default collection, so unmodified chat clients work. Chat clients resend the whole
+conversation, so the history is cut to its last MAX_HISTORY_TURNS turns, each clipped to the
+question cap, instead of being refused. Sources are appended to the message text as a numbered
+list; the full citations, `found` and the answer's `parts` ride in extra top-level fields.
 """
 
 from __future__ import annotations
@@ -23,6 +25,7 @@ from .ask import build_call, ensure_collection
 from .auth import Caller
 from .context import ServerContext
 from .errors import ApiError
+from .limits import MAX_HISTORY_TURNS
 from .sse import sse_response
 
 
@@ -43,16 +46,16 @@ def _text(message: ChatMessage) -> str:
     return message.content or ""
 
 
-def _question_and_history(messages: list[ChatMessage]) -> tuple[str, list[dict[str, str]]]:
+def _question_and_history(messages: list[ChatMessage], max_chars: int) -> tuple[str, list[dict[str, str]]]:
     last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if last is None:
         raise ApiError(422, "validation_error", "messages must contain a user message", field="messages")
-    history = [{"role": m.role, "content": _text(m)} for m in messages[:last] if m.role in ("user", "assistant")]
-    return _text(messages[last]), history
+    turns = [m for m in messages[:last] if m.role in ("user", "assistant")][-MAX_HISTORY_TURNS:]
+    return _text(messages[last]), [{"role": m.role, "content": _text(m)[:max_chars]} for m in turns]
 
 
 def _stored_names(ctx: ServerContext, caller: Caller) -> list[str]:
-    return [c.name for c in ctx.assistant.store.collections() if caller.owns(c.name)]
+    return [c.name for c in ctx.assistant.collections() if caller.owns(c.name)]
 
 
 async def _collection_for(ctx: ServerContext, caller: Caller, model: str) -> str:
@@ -78,7 +81,7 @@ def _usage(question: str, result: dict[str, Any]) -> dict[str, int]:
 @post("/chat/completions", status_code=200, summary="OpenAI-compatible chat completion over a collection")
 async def chat_completions(request: Request[Any, Any, Any], data: ChatRequest, ctx: ServerContext,
                            caller: Caller) -> Response[Any] | ServerSentEvent:
-    question, history = _question_and_history(data.messages)
+    question, history = _question_and_history(data.messages, ctx.settings.max_question_chars)
     collection = await _collection_for(ctx, caller, data.model)
     call = build_call(ctx, caller, request, question, collection, history=history or None)
     meta = {"id": "chatcmpl-" + uuid.uuid4().hex, "created": int(time.time()), "model": collection}
@@ -90,8 +93,14 @@ async def chat_completions(request: Request[Any, Any, Any], data: ChatRequest, c
     message = {"role": "assistant", "content": result["answer"] + sources_text(result["citations"])}
     return Response({**meta, "object": "chat.completion",
                      "choices": [{"index": 0, "message": message, "finish_reason": "stop", "logprobs": None}],
-                     "usage": _usage(question, result), "citations": result["citations"],
-                     "trace_id": result.get("trace_id"), "status": result.get("status")})
+                     "usage": _usage(question, result), **_extras(result)})
+
+
+def _extras(result: dict[str, Any]) -> dict[str, Any]:
+    """What an OpenAI response lacks: the citations, whether the collection answers the question
+    at all (`found`), the answer per part of the question, and where to find its trace."""
+    return {"citations": result.get("citations", []), "found": bool(result.get("found")),
+            "parts": result.get("parts", []), "trace_id": result.get("trace_id"), "status": result.get("status")}
 
 
 def _chunk(meta: dict[str, Any], delta: dict[str, Any], finish: str | None = None, **extra: Any) -> dict[str, Any]:
@@ -110,8 +119,7 @@ async def _chunks(ctx: ServerContext, call: AnswerCall, meta: dict[str, Any]) ->
                 for word in split_words(sources_text(data["citations"])):
                     yield None, _chunk(meta, {"content": word})
             elif kind == "done":
-                yield None, _chunk(meta, {}, "stop", usage=_usage(call.question, data),
-                                   citations=data.get("citations", []), trace_id=data.get("trace_id"))
+                yield None, _chunk(meta, {}, "stop", usage=_usage(call.question, data), **_extras(data))
             elif kind == "error":
                 yield None, data  # OpenAI streams report errors as a data line with an "error" object
     finally:

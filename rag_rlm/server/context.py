@@ -17,7 +17,9 @@ from .metrics import Metrics
 @dataclass
 class ServerContext:
     settings: Settings
-    assistant: Any  # rag_rlm.assistant.Assistant (imported lazily: it loads models)
+    # rag_rlm.assistant.Assistant, used only through its facade (not store/state/embedder). Any, not
+    # a TYPE_CHECKING import: Litestar (msgspec) evaluates these hints at run time; importing it loads models
+    assistant: Any
     owns_assistant: bool
     metrics: Metrics = field(default_factory=Metrics)
     limiter: RateLimiter = field(init=False)

@@ -28,7 +28,6 @@ from .context import ServerContext
 from .errors import ApiError
 
 BACKGROUND_BYTES = 2_000_000  # above this an upload is a job: ingest takes seconds per MB
-JOB_KIND = "upload_job"
 
 
 def _safe_name(filename: str) -> PurePosixPath:
@@ -59,12 +58,7 @@ async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
 
 
 def _ingest(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
-    from rag_rlm.ingest.pipeline import ingest_paths
-
-    a = ctx.assistant
-    summary = ingest_paths([str(folder)], collection=collection, store=a.store, embedder=a.embedder,
-                           settings=ctx.settings, progress=False)
-    out = summary.to_dict()
+    out = ctx.assistant.ingest_files([folder], collection).to_dict()
     for failure in out.get("failed", []):  # the temp folder means nothing to the client
         failure["path"] = str(failure.get("path", "")).removeprefix(str(folder)).lstrip("/")
     return out
@@ -78,13 +72,12 @@ def _ingest_inline(ctx: ServerContext, folder: Path, collection: str) -> dict[st
 
 
 def _run_job(ctx: ServerContext, job: dict[str, Any], folder: Path, collection: str) -> None:
-    state = ctx.assistant.state
-    state.put(JOB_KIND, job["id"], {**job, "status": "running"})
+    ctx.assistant.save_job({**job, "status": "running"})
     try:
         job = {**job, "status": "done", "summary": _ingest_inline(ctx, folder, collection)}
     except Exception as e:  # recorded for GET /v1/jobs/{id}; the server goes on
         job = {**job, "status": "failed", "error": f"{type(e).__name__}: {e}"}
-    state.put(JOB_KIND, job["id"], {**job, "finished": time.time()})
+    ctx.assistant.save_job({**job, "finished": time.time()})
 
 
 @post("/collections/{name:str}/documents", status_code=200,
@@ -100,7 +93,7 @@ async def upload_documents(
     if total > BACKGROUND_BYTES:
         job = {"id": uuid.uuid4().hex, "status": "queued", "collection": name, "tenant": caller.tenant,
                "files": count, "bytes": total, "created": time.time()}
-        await anyio.to_thread.run_sync(ctx.assistant.state.put, JOB_KIND, job["id"], job)
+        await anyio.to_thread.run_sync(ctx.assistant.save_job, job)
         threading.Thread(target=_run_job, args=(ctx, job, folder, collection), daemon=True,
                          name=f"upload-{job['id'][:8]}").start()
         return Response({"job_id": job["id"], "status": "queued", "url": f"/v1/jobs/{job['id']}"},
@@ -114,7 +107,7 @@ async def upload_documents(
 
 @get("/jobs/{job_id:str}", summary="Status of a background upload")
 async def get_job(job_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
-    job = await anyio.to_thread.run_sync(ctx.assistant.state.get, JOB_KIND, job_id)
+    job = await anyio.to_thread.run_sync(ctx.assistant.job, job_id)
     if not job or job.get("tenant") != caller.tenant:
         raise ApiError(404, "not_found", f"no job {job_id!r}", field="job_id")
     return {k: v for k, v in job.items() if k != "tenant"}
@@ -122,7 +115,7 @@ async def get_job(job_id: str, ctx: ServerContext, caller: Caller) -> dict[str, 
 
 def _collections(ctx: ServerContext, caller: Caller) -> list[dict[str, Any]]:
     return [{"name": caller.public(c.name), "documents": c.documents, "chunks": c.chunks, "version": c.version}
-            for c in ctx.assistant.store.collections() if caller.owns(c.name)]
+            for c in ctx.assistant.collections() if caller.owns(c.name)]
 
 
 @get("/collections", summary="The caller's collections")
@@ -132,10 +125,8 @@ async def list_collections(ctx: ServerContext, caller: Caller) -> dict[str, Any]
 
 
 def _documents(ctx: ServerContext, collection: str) -> list[dict[str, Any]]:
-    store = ctx.assistant.store
-    store.collection_info(collection)  # UnknownCollection -> 404
     return [{"id": r.id, "title": r.title, "source": r.source, "content_hash": r.content_hash,
-             "chunks": r.chunk_count, "metadata": r.metadata} for r in store.documents(collection).values()]
+             "chunks": r.chunk_count, "metadata": r.metadata} for r in ctx.assistant.documents(collection)]
 
 
 @get("/collections/{name:str}/documents", summary="Documents of a collection")
@@ -144,15 +135,27 @@ async def list_documents(name: str, ctx: ServerContext, caller: Caller) -> dict[
     return {"collection": name, "documents": sorted(items, key=lambda d: d["id"])}
 
 
-def _delete(ctx: ServerContext, collection: str, document_id: str) -> bool:
-    ctx.assistant.store.collection_info(collection)
-    return ctx.assistant.store.delete_document(collection, document_id)
-
-
 @delete("/collections/{name:str}/documents/{document_id:path}", status_code=200,
         summary="Delete a document (its id may contain '/')")
 async def delete_document(name: str, document_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
     document_id = document_id.lstrip("/")  # path params keep their leading slash
-    if not await anyio.to_thread.run_sync(_delete, ctx, caller.stored(name), document_id):
+    if not await anyio.to_thread.run_sync(ctx.assistant.delete_document, caller.stored(name), document_id):
         raise ApiError(404, "not_found", f"no document {document_id!r} in collection {name!r}", field="document_id")
     return {"collection": name, "deleted": document_id}
+
+
+def _document(ctx: ServerContext, collection: str, document_id: str, name: str) -> dict[str, Any]:
+    try:
+        doc = ctx.assistant.document(collection, document_id)
+    except KeyError:
+        raise ApiError(404, "not_found", f"no document {document_id!r} in collection {name!r}",
+                       field="document_id") from None
+    return {"collection": name, "id": doc["id"], "title": doc["title"], "source": doc["source"],
+            "chunks": doc["chunks"], "text": doc["text"]}
+
+
+@get("/collections/{name:str}/documents/{document_id:path}",
+     summary="A document's text, whose offsets are those of its citations (its id may contain '/')")
+async def get_document(name: str, document_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
+    document_id = document_id.lstrip("/")  # path params keep their leading slash
+    return await anyio.to_thread.run_sync(_document, ctx, caller.stored(name), document_id, name)

@@ -29,6 +29,7 @@ from .observe import request_id_of
 log = logging.getLogger("rag_rlm.server")
 
 _MISSING_FIELD = re.compile(r"missing required field `([^`]+)`")
+_TOP_FIELD = re.compile(r"[^.\[]*")
 
 
 class ApiError(HTTPException):
@@ -54,17 +55,23 @@ def _response(request: Request[Any, Any, Any], status: int, kind: str, message: 
     return Response(error_body(kind, message, field), status_code=status, headers=headers)
 
 
-def _validation_field(exc: ValidationException) -> tuple[str | None, str]:
-    """Litestar reports `[{"key", "message", "source"}]`; a missing field is reported on the whole
-    body ("data"), so dig its name out of msgspec's message."""
+def _validation_field(exc: ValidationException) -> tuple[str | None, str, str | None]:
+    """(field, message, path). Litestar reports `[{"key", "message", "source"}]`; a missing field
+    is reported on the object that lacks it ("data": the whole body), so dig its name out of
+    msgspec's message. `field` is the request's top-level field; `path` the place inside it
+    (`history[0].role`)."""
     for item in exc.extra if isinstance(exc.extra, list) else []:
         if not isinstance(item, dict):
             continue
         message = str(item.get("message", exc.detail))
+        key = item.get("key")
         missing = _MISSING_FIELD.search(message)
-        key = missing.group(1) if missing else item.get("key")
-        return ("body" if key in (None, "data") else str(key)), message
-    return None, str(exc.detail)
+        if missing:
+            key = missing.group(1) if key in (None, "data") else f"{key}.{missing.group(1)}"
+        if key in (None, "data"):
+            return "body", message, "body"
+        return _TOP_FIELD.match(str(key)).group(0), message, str(key)  # type: ignore[union-attr]
+    return None, str(exc.detail), None
 
 
 def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response[Any]:
@@ -72,10 +79,10 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     if isinstance(exc, ApiError):
         return _response(request, exc.status_code, exc.kind, exc.detail, exc.field, headers)
     if isinstance(exc, ValidationException):
-        field, message = _validation_field(exc)
+        field, message, path = _validation_field(exc)
         if field == "body" and request.headers.get("content-type", "").startswith("multipart/"):
-            field = "files"  # an upload's body is its files
-        return _response(request, 422, "validation_error", f"{field}: {message}" if field else message, field)
+            field = path = "files"  # an upload's body is its files
+        return _response(request, 422, "validation_error", f"{path}: {message}" if path else message, field)
     detail = str(exc.detail)
     if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):  # body did not decode
         return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")

@@ -83,3 +83,19 @@ def check_question(question: str, max_chars: int, field: str = "question") -> st
         raise ApiError(422, "validation_error",
                        f"{field} is {len(question)} characters; the limit is {max_chars}", field=field)
     return question
+
+
+MAX_HISTORY_TURNS = 20
+
+
+def check_history(history: list[dict[str, str]], max_chars: int) -> list[dict[str, str]]:
+    """Earlier turns of a conversation: at most MAX_HISTORY_TURNS, each within the question cap
+    (the request's own types are checked by its schema)."""
+    if len(history) > MAX_HISTORY_TURNS:
+        raise ApiError(422, "validation_error",
+                       f"history has {len(history)} turns; the limit is {MAX_HISTORY_TURNS}", field="history")
+    for i, turn in enumerate(history):
+        if len(turn["content"]) > max_chars:
+            raise ApiError(422, "validation_error", f"history[{i}].content is {len(turn['content'])} characters; "
+                           f"the limit is {max_chars}", field="history")
+    return history

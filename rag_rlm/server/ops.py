@@ -18,14 +18,6 @@ from .errors import ApiError
 _PROBE_SECONDS = 3.0
 
 
-def _store_health(ctx: ServerContext) -> dict[str, Any]:
-    try:
-        count = len(ctx.assistant.store.collections())
-    except Exception as e:  # health reports any failure; it must not fail itself
-        return {"reachable": False, "error": f"{type(e).__name__}: {e}"}
-    return {"reachable": True, "collections": count}
-
-
 async def _backend_health(ctx: ServerContext) -> dict[str, Any]:
     url = ctx.settings.llm
     if not url:
@@ -45,7 +37,7 @@ async def _backend_health(ctx: ServerContext) -> dict[str, Any]:
 @get("/health", summary="Version, and whether the store and the generation backend are reachable")
 async def health(ctx: ServerContext) -> Response[dict[str, Any]]:
     with anyio.move_on_after(_PROBE_SECONDS) as scope:
-        store = await anyio.to_thread.run_sync(_store_health, ctx, abandon_on_cancel=True)
+        store = await anyio.to_thread.run_sync(ctx.assistant.health, abandon_on_cancel=True)
     if scope.cancelled_caught:
         store = {"reachable": False, "error": f"no answer within {_PROBE_SECONDS:g} s"}
     backend = await _backend_health(ctx)
