@@ -76,7 +76,7 @@ class Assistant:
         emit = on_event or _ignore
         budget = Budget(token_budget or s.token_budget, s.request_timeout)
         options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
-                          s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid)
+                          s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid, s.sentence_memory)
         ctx = Context(self.store, self.embedder, self.reasoner, self.memo, collection, version, options,
                       budget, Trace(request_id=request_id), emit, cancel)
         resolved = self._resolve(ctx, question, history)

@@ -52,6 +52,9 @@ class Settings:
     token_budget: int = 12000
     request_timeout: float = 60.0
     reflect: bool = True
+    # answer from the sentence vectors stored at ingest; false: split and encode the retrieved
+    # spans at answer time (the path before sentence memory, kept for comparison)
+    sentence_memory: bool = True
     memo_size: int = 1024
     hybrid: bool = False  # keyword+vector RRF; measured worse on the dev sets (bench/eval_results.md)
     # the HTTP server

@@ -46,6 +46,7 @@ class Options:
     max_parallel: int
     reflect: bool
     hybrid: bool
+    sentence_memory: bool = True
 
 
 @dataclass
@@ -161,7 +162,8 @@ def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNo
             spans = ctx.store.search(ctx.collection, vector, ctx.options.top_k,
                                      text=sub.query if ctx.options.hybrid else None)
             node.span_ids = [s.id for s in spans]
-            out.append(Evidence(tuple(spans), _sentences(ctx, spans), vector))
+            stored = _sentences(ctx, spans) if ctx.options.sentence_memory else ()
+            out.append(Evidence(tuple(spans), stored, vector))
     ctx.count(retrievals=len(subs))
     return out
 
@@ -377,5 +379,5 @@ def _to_memo(ctx: Context, sub: SubQuestion, depth: int, node: Node) -> None:
 def _key(ctx: Context, sub: SubQuestion, depth: int) -> str:
     o = ctx.options
     shape = {"top_k": o.top_k, "depth_left": o.max_depth - depth, "hybrid": o.hybrid,
-             "reasoner": type(ctx.reasoner).__name__, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
+             "reasoner": type(ctx.reasoner).__name__, "sentences": o.sentence_memory, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
     return memo_key(sub.query, ctx.collection, ctx.version, shape)
