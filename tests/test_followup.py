@@ -133,3 +133,11 @@ def test_the_same_appends_the_subject(embedder):
 ])
 def test_other_references(embedder, history, question, expected):
     assert condense(question, history, embedder).question == expected
+
+
+def test_a_question_with_no_subject_of_its_own_carries_the_earlier_one(embedder):
+    history = [Turn("user", "Tell me about vacation days for new hires."),
+               Turn("assistant", "New hires get paid vacation.")]
+    out = condense("How many per year?", history, embedder)
+    assert out.reason == "appended" and "vacation days for new hires" in out.question
+    assert "How many per year?" in out.question

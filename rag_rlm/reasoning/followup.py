@@ -131,7 +131,8 @@ def _condense(question: str, history: Sequence[Turn], embedder: Embedder, depth:
     toks = _tokens(question)
     fragment = _fragment(question)
     anaphors = [] if fragment else _anaphors(toks)
-    about = fragment is None and _ELLIPSIS.match(question) is not None  # "What about if I'm part-time?"
+    about = fragment is None and (_ELLIPSIS.match(question) is not None  # "What about if I'm part-time?"
+                                  or (not anaphors and _subjectless(question)))  # "How many per year?"
     if fragment is None and not anaphors and not about:
         return _definite(question, toks, history)
     prev, answer, carried = _antecedent(history, embedder, depth)
@@ -256,6 +257,12 @@ def _antecedent_inside(toks: list[_Tok], i: int) -> bool:
         if plural and toks[j].low.endswith("s") and not toks[j].low.endswith("ss"):
             return True
     return False
+
+
+def _subjectless(question: str) -> bool:
+    """A wh-question with nothing of its own to ask about but time ("How many per year?")."""
+    toks = _tokens(question)
+    return bool(toks) and toks[0].low in _WH and all(p.head in _TEMPORAL for p in _phrases(question))
 
 
 def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int) -> tuple[str, str, str]:
