@@ -19,7 +19,8 @@ from .embed import Embedder, load_embedder
 from .errors import BudgetExceeded
 from .memo import MemoCache
 from .memory import Store, open_store
-from .reasoning.base import Reasoner
+from .reasoning.base import Reasoner, Turn
+from .render import Numbering, render
 from .result import Result, SubAnswer, Usage
 from .trace import Trace
 
@@ -72,14 +73,27 @@ class Assistant:
                           s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid)
         ctx = Context(self.store, self.embedder, self.reasoner, self.memo, collection, version, options,
                       budget, Trace(request_id=request_id), emit, cancel)
-        node = controller.solve(ctx, _with_history(question, history))
+        resolved = self._resolve(ctx, question, history)
+        node = controller.solve(ctx, resolved)
         result = _result(ctx, node, question, time.perf_counter() - started)
+        result.resolved_question = resolved
         self._save_trace(ctx, result)
         if ctx.budget.out_of_time() and not result.answer:
             raise BudgetExceeded(f"request timed out after {s.request_timeout:g}s", partial_answer=result)
         if result.answer:
             emit("answer", {"text": result.answer})
         return result
+
+    def _resolve(self, ctx: Context, question: str, history: list[dict] | None) -> str:
+        """A follow-up ("And vision?") as the question it stands for, given the earlier turns."""
+        turns = [Turn(str(m.get("role", "")), str(m.get("content", ""))) for m in history or ()
+                 if m.get("role") in ("user", "assistant") and m.get("content")]
+        if not turns:
+            return question
+        with ctx.trace.step("condense", question, None, 0) as node:
+            resolved = self.reasoner.condense(question, turns) or question
+            node.note = resolved if resolved != question else "standalone"
+        return resolved
 
     def trace(self, trace_id: str) -> dict | None:
         return self.state.get(TRACE_KIND, trace_id)
@@ -109,35 +123,39 @@ def build_reasoner(settings: Settings, embedder: Embedder) -> Reasoner:
     return LLMReasoner(open_llm(settings.llm, settings), max_new_tokens=settings.llm_max_new_tokens)
 
 
-def _with_history(question: str, history: list[dict] | None) -> str:
-    """Earlier chat turns only help retrieval when the question refers back to them ("and his
-    brother?"): prepend the last user turn when the question is short."""
-    if not history or len(question.split()) > 6:
-        return question
-    earlier = [m.get("content", "") for m in history if m.get("role") == "user" and m.get("content")]
-    return f"{earlier[-1]} {question}" if earlier else question
-
-
 def _result(ctx: Context, node: Node, question: str, seconds: float) -> Result:
-    cited = list(node.draft.cited)
-    numbers = {span.id: n for n, span in enumerate(cited, 1)}
-    subs = [_sub_answer(child, numbers) for child in node.children[1:]]  # [0] is the own-evidence answer
+    numbering = Numbering()
+    shown = render(node.draft, ctx.collection, numbering)
+    subs = [_sub_answer(child, ctx.collection, numbering) for child in node.children[1:]]  # [0]: own answer
     failed = any(sub.status != "ok" for sub in subs)
     tokens_in, tokens_out = _tokens(ctx)
     usage = Usage(llm_calls=ctx.llm_calls, tokens_in=tokens_in, tokens_out=tokens_out, cache_hits=ctx.cache_hits,
                   retrievals=ctx.retrievals, seconds=round(seconds, 4), token_budget=ctx.budget.total)
-    status = "partial" if failed else ("degraded" if ctx.notes else "ok")
-    if not node.draft.ok:
-        status = "partial"
-    return Result(question, ctx.collection, node.draft.text, cited, subs, usage, ctx.trace.id, status,
-                  list(ctx.notes), _unique(node.evidence()))
+    status = "partial" if failed or not node.draft.ok else ("degraded" if ctx.notes else "ok")
+    evidence = _unique(node.evidence())
+    parts = node.draft.parts
+    related = [] if node.draft.found else _related(evidence)
+    return Result(question, ctx.collection, shown.text, shown.citations, subs, usage, ctx.trace.id, status,
+                  list(ctx.notes), evidence, found=node.draft.found,
+                  confidence=max((p.confidence for p in parts), default=0.0), parts=shown.parts, lead=shown.lead,
+                  short_answer=next((p.answer for p in parts if p.answer), ""), related=related)
 
 
-def _sub_answer(node: Node, numbers: dict[str, int]) -> SubAnswer:
+def _sub_answer(node: Node, collection: str, numbering: Numbering) -> SubAnswer:
+    shown = render(node.draft, collection, numbering)
     children = node.children[1:] if node.children else []
-    return SubAnswer(node.question, node.draft.text, node.status, node.draft.error,
-                     [numbers[s.id] for s in node.draft.cited if s.id in numbers], node.cache_hit,
-                     [_sub_answer(c, numbers) for c in children])
+    numbers = sorted({n for p in shown.parts for n in p.citations})
+    return SubAnswer(node.question, shown.text if node.draft.parts else "", node.status, node.draft.error, numbers,
+                     node.cache_hit, [_sub_answer(c, collection, numbering) for c in children],
+                     node.draft.found, node.sub.focus, node.sub.kind)
+
+
+def _related(evidence: list) -> list[dict[str, str]]:
+    """The documents read, best first: where to look when the answer is not there."""
+    seen: dict[str, str] = {}
+    for span in sorted(evidence, key=lambda s: -s.score):
+        seen.setdefault(span.document_id, span.title)
+    return [{"id": k, "title": v} for k, v in list(seen.items())[:5]]
 
 
 def _tokens(ctx: Context) -> tuple[int, int]:

@@ -2,31 +2,40 @@
 -> reflect, over one shared token budget, with a trace node per step.
 
 Sub-questions are solved in waves: every sub-question whose inputs are known is in the same wave;
-a wave retrieves with one embedding call, plans, answers its leaves with one batched reasoner
-call and recurses into the rest in parallel (at most `max_parallel`). A failed sub-question is a
-value with a status, never an exception that fails the answer.
+a wave retrieves with one embedding call (and one sentence-memory read per question), plans,
+answers its leaves with one batched reasoner call and recurses into the rest in parallel (at most
+`max_parallel`). A failed sub-question is a value with a status, never an exception that fails
+the answer.
+
+Budget: a step reserves what it will read (the question and its evidence, counted with the
+embedder's tokenizer) plus room for what it writes, and settles with what it spent. Nothing is
+held back for later steps but a small floor for a decomposition's merge and the final
+reflection, so a request is only cut short when its budget is really spent.
 """
 
 from __future__ import annotations
 
 import re
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field, replace
 
 from .budget import Budget, Reservation
 from .embed import Embedder
 from .errors import BudgetExceeded, Cancelled, RagRlmError
 from .memo import MemoCache, memo_key
-from .memory import VectorStore
-from .reasoning.base import Draft, Part, Plan, Reasoner
+from .memory import Store
+from .reasoning.base import HOP, Draft, Evidence, EvidenceSentence, Part, Plan, Reasoner, SubQuestion, failed
+from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
 from .types import Span
 
-# What a step asks for (it gets less when less remains, and trims its evidence to fit).
-PLAN_WANT, MERGE_WANT, REFLECT_WANT = 1200, 1500, 2000
-ANSWER_WANT_PER_SPAN, ANSWER_WANT_BASE = 280, 200
+WRITE_WANT = 256  # room for what a step writes (an LLM completion; the extractive reasoner writes less)
+PROMPT_WANT = 200  # a prompt's own words (an LLM's instructions)
+PLAN_SPANS = 3  # spans a plan step reads at most
+FLOOR = 300  # held back for a merge and for the reflection while the steps before them run
 MIN_STEP = 48  # below this a step is skipped: the degrade path
 
 
@@ -43,7 +52,7 @@ class Options:
 class Context:
     """Everything one request's recursion needs; passed down, never global."""
 
-    store: VectorStore
+    store: Store
     embedder: Embedder
     reasoner: Reasoner
     memo: MemoCache
@@ -59,6 +68,7 @@ class Context:
     retrievals: int = 0
     llm_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
+    _tokens: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
     def count(self, **deltas: int) -> None:
         with self._lock:
@@ -74,17 +84,31 @@ class Context:
         if self.cancel is not None and self.cancel.is_set():
             raise Cancelled("the request was cancelled")
 
+    def tokens(self, text: str) -> int:
+        """Tokens of a question or span text (counted once per request)."""
+        with self._lock:
+            n = self._tokens.get(text)
+        if n is None:
+            n = self.embedder.count_tokens(text)
+            with self._lock:
+                self._tokens[text] = n
+        return n
+
 
 @dataclass
 class Node:
     """A solved (sub-)question."""
 
-    question: str
+    sub: SubQuestion
     draft: Draft
     spans: list[Span] = field(default_factory=list)
-    children: list[Node] = field(default_factory=list)
+    children: list[Node] = field(default_factory=list)  # [0] is the question's own answer when decomposed
     status: str = "ok"
     cache_hit: bool = False
+
+    @property
+    def question(self) -> str:
+        return self.sub.text
 
     def evidence(self) -> list[Span]:
         out = list(self.spans)
@@ -96,139 +120,169 @@ class Node:
 def solve(ctx: Context, question: str) -> Node:
     """The whole flow for the top-level question, reflection included."""
     root = ctx.trace.add("ask", question, None, 0)
-    held = _reserve(ctx, REFLECT_WANT, "reflect") if ctx.options.reflect else None
-    node = solve_wave(ctx, [question], 0, root)[0]
+    held = _reserve(ctx, FLOOR, "reflect") if ctx.options.reflect else None
+    node = solve_wave(ctx, [SubQuestion(question)], 0, root)[0]
     if held is not None:
         held.release()
-        if node.status == "ok" and node.draft.text:
+        if node.status == "ok" and node.draft.parts and not node.cache_hit:
             node = _reflect(ctx, node, root)
+            _to_memo(ctx, node.sub, 0, node)  # a memo hit then answers as this request did
     return node
 
 
-def solve_wave(ctx: Context, questions: Sequence[str], depth: int, parent: TraceNode) -> list[Node]:
+def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode) -> list[Node]:
     ctx.check()
-    unique = list(dict.fromkeys(questions))  # the same sub-question twice is solved once
-    solved = {q: _from_memo(ctx, q, depth, parent) for q in unique}
-    todo = [q for q in unique if solved[q] is None]
+    unique = list(dict.fromkeys(subs))  # the same sub-question twice is solved once
+    solved = {s: _from_memo(ctx, s, depth, parent) for s in unique}
+    todo = [s for s in unique if solved[s] is None]
     if todo:
-        spans = _retrieve(ctx, todo, depth, parent)
-        plans = [_plan(ctx, q, s, depth, parent) for q, s in zip(todo, spans, strict=True)]
+        evidence = _retrieve(ctx, todo, depth, parent)
+        plans = [_plan(ctx, s, e, depth, parent) for s, e in zip(todo, evidence, strict=True)]
         leaves = [i for i, p in enumerate(plans) if not p.sub_questions]
-        for i, node in zip(leaves, _answer(ctx, [todo[i] for i in leaves], [spans[i] for i in leaves], depth, parent),
-                           strict=True):
+        answered = _answer(ctx, [todo[i] for i in leaves], [evidence[i] for i in leaves], depth, parent)
+        for i, node in zip(leaves, answered, strict=True):
             solved[todo[i]] = node
         composite = [i for i, p in enumerate(plans) if p.sub_questions]
         with ThreadPoolExecutor(max_workers=ctx.options.max_parallel) as pool:
-            futures = {i: pool.submit(_decompose, ctx, todo[i], spans[i], plans[i], depth, parent) for i in composite}
+            futures = {i: pool.submit(_decompose, ctx, todo[i], evidence[i], plans[i], depth, parent)
+                       for i in composite}
             for i, future in futures.items():
                 solved[todo[i]] = future.result()
-        for q in todo:
-            _to_memo(ctx, q, depth, solved[q])
-    return [solved[q] for q in questions]
+        for s in todo:
+            _to_memo(ctx, s, depth, solved[s])
+    return [solved[s] for s in subs]  # type: ignore[misc]
 
 
-def _retrieve(ctx: Context, questions: list[str], depth: int, parent: TraceNode) -> list[list[Span]]:
-    vectors = ctx.embedder.embed(questions)  # one embedding call for the wave
+def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNode) -> list[Evidence]:
+    vectors = ctx.embedder.embed([s.query for s in subs])  # one embedding call for the wave
     out = []
-    for q, vector in zip(questions, vectors, strict=True):
-        with ctx.trace.step("retrieve", q, parent, depth) as node:
+    for sub, vector in zip(subs, vectors, strict=True):
+        with ctx.trace.step("retrieve", sub.query, parent, depth) as node:
             spans = ctx.store.search(ctx.collection, vector, ctx.options.top_k,
-                                     text=q if ctx.options.hybrid else None)
+                                     text=sub.query if ctx.options.hybrid else None)
             node.span_ids = [s.id for s in spans]
-        out.append(spans)
-    ctx.count(retrievals=len(questions))
+            out.append(Evidence(tuple(spans), _sentences(ctx, spans), vector))
+    ctx.count(retrievals=len(subs))
     return out
 
 
-def _plan(ctx: Context, question: str, spans: list[Span], depth: int, parent: TraceNode) -> Plan:
+def _sentences(ctx: Context, spans: Sequence[Span]) -> tuple[EvidenceSentence, ...]:
+    """The stored sentences of the spans, each with the first span it overlaps (its citation)."""
+    if not spans:
+        return ()
+    sentences, vectors = ctx.store.sentences(ctx.collection, spans)
+    out = []
+    for sentence, vector in zip(sentences, vectors, strict=True):
+        span = next((s for s in spans if s.document_id == sentence.document_id
+                     and sentence.start < s.end and sentence.end > s.start), None)
+        if span is not None:
+            out.append(EvidenceSentence(sentence, span, vector))
+    return tuple(out)
+
+
+def _plan(ctx: Context, sub: SubQuestion, evidence: Evidence, depth: int, parent: TraceNode) -> Plan:
     if depth >= ctx.options.max_depth:
         return Plan(note="depth limit")
+    if sub.kind == HOP:  # a hop is one step to another document: it is not split again
+        return Plan(note="hop")
     # Decompose only if the budget can also pay for the children and their merge.
-    if ctx.budget.remaining < PLAN_WANT // 4 + MERGE_WANT // 4 + 2 * MIN_STEP:
+    if ctx.budget.remaining < FLOOR + 2 * MIN_STEP:
         ctx.note("budget short: no further decomposition")
         return Plan(note="budget short")
-    with ctx.trace.step("plan", question, parent, depth) as node:
-        plan = _run_step(ctx, PLAN_WANT, node, lambda allowance: ctx.reasoner.plan(question, spans, allowance))
+    want = _want(ctx, [sub], [evidence], spans=PLAN_SPANS)
+    with ctx.trace.step("plan", sub.text, parent, depth) as node:
+        plan = _run_step(ctx, want, node, lambda allowance: ctx.reasoner.plan(sub.query, evidence, allowance))
         if plan is None:
             return Plan(note="budget short")
         node.note = plan.note
     if depth == 0 and plan.sub_questions:
-        ctx.on_event("plan", {"question": question, "sub_questions": [s.text for s in plan.sub_questions]})
+        ctx.on_event("plan", {"question": sub.text, "sub_questions": [_public(s) for s in plan.sub_questions]})
     return plan
 
 
-def _answer(ctx: Context, questions: list[str], spans: list[list[Span]], depth: int, parent: TraceNode) -> list[Node]:
+def _answer(ctx: Context, subs: list[SubQuestion], evidence: list[Evidence], depth: int, parent: TraceNode) -> list[Node]:
     """Leaves, batched through the reasoner in groups of `max_parallel`."""
     nodes: list[Node] = []
     step = ctx.options.max_parallel
-    for lo in range(0, len(questions), step):
-        qs, ss = questions[lo:lo + step], spans[lo:lo + step]
-        want = sum(ANSWER_WANT_BASE + ANSWER_WANT_PER_SPAN * len(s) for s in ss)
-        with ctx.trace.step("answer", " | ".join(qs), parent, depth) as node:
-            node.span_ids = [s.id for group in ss for s in group]
-            drafts = _run_step(ctx, want, node, lambda allowance, qs=qs, ss=ss: ctx.reasoner.answer(qs, ss, allowance))
+    for lo in range(0, len(subs), step):
+        group, ev = subs[lo:lo + step], evidence[lo:lo + step]
+        with ctx.trace.step("answer", " | ".join(s.query for s in group), parent, depth) as node:
+            node.span_ids = [s.id for e in ev for s in e.spans]
+            drafts = _run_step(ctx, _want(ctx, group, ev), node,
+                               lambda allowance, g=group, e=ev: ctx.reasoner.answer(g, e, allowance))
         if drafts is None:
-            drafts = [Draft("", error="budget") for _ in qs]
-        nodes += [Node(q, d, list(s), status=_status(d)) for q, s, d in zip(qs, ss, drafts, strict=True)]
+            drafts = [failed("budget", s.text) for s in group]
+        nodes += [Node(s, d, list(e.spans), status=_status(d)) for s, e, d in zip(group, ev, drafts, strict=True)]
     return nodes
 
 
-def _decompose(ctx: Context, question: str, spans: list[Span], plan: Plan, depth: int, parent: TraceNode) -> Node:
+def _decompose(ctx: Context, sub: SubQuestion, evidence: Evidence, plan: Plan, depth: int,
+               parent: TraceNode) -> Node:
     """Answer the sub-questions wave by wave (dependent ones once their inputs are known), then
     merge them with the answer from the question's own evidence."""
-    me = ctx.trace.add("sub_questions", question, parent, depth, note=plan.note)
-    merge_hold = _reserve(ctx, MERGE_WANT, "merge")
-    own = _answer(ctx, [question], [spans], depth + 1, me)[0]
+    me = ctx.trace.add("sub_questions", sub.text, parent, depth, note=plan.note)
+    merge_hold = _reserve(ctx, FLOOR, "merge")
+    own = _answer(ctx, [sub], [evidence], depth + 1, me)[0]
     answers: dict[int, Node] = {}
     pending = list(range(len(plan.sub_questions)))
     while pending:
         ready = [i for i in pending if all(d in answers for d in plan.sub_questions[i].depends_on)]
         if not ready:  # a dependency cycle or a dangling index: the model's fault, not ours
             ready = pending
-        texts = [_fill(plan.sub_questions[i].text, answers) for i in ready]
-        for i, node in zip(ready, _guarded_wave(ctx, texts, depth + 1, me), strict=True):
+        wave = [_fill(plan.sub_questions[i], answers) for i in ready]
+        for i, node in zip(ready, _guarded_wave(ctx, wave, depth + 1, me), strict=True):
             answers[i] = node
             if depth == 0:
-                ctx.on_event("sub_answer", {"question": node.question, "answer": node.draft.text, "status": node.status})
+                ctx.on_event("sub_answer", {"question": node.question, "focus": node.sub.focus,
+                                            "found": node.draft.found, "status": node.status})
         pending = [i for i in pending if i not in answers]
     children = [answers[i] for i in range(len(plan.sub_questions))]
-    parts = [Part(question, own.draft)] + [Part(c.question, c.draft) for c in children if c.status == "ok"]
+    parts = [Part(c.sub, c.draft) for c in children if c.status == "ok"]
     if merge_hold is not None:
         merge_hold.release()
-    with ctx.trace.step("merge", question, me, depth) as node:
-        merged = _run_step(ctx, MERGE_WANT, node, lambda allowance: ctx.reasoner.merge(question, parts, allowance))
-    merged = merged or own.draft
-    return Node(question, merged, list(spans), [own, *children], status=_status(merged))
+    want = sum(ctx.tokens(_claims_text(p.draft)) for p in parts) + ctx.tokens(_claims_text(own.draft)) + WRITE_WANT
+    with ctx.trace.step("merge", sub.text, me, depth) as node:
+        merged = _run_step(ctx, want + PROMPT_WANT, node,
+                           lambda allowance: ctx.reasoner.merge(sub.text, own.draft, parts, plan, allowance))
+    merged = merged if merged is not None and merged.parts else own.draft
+    return Node(sub, merged, list(evidence.spans), [own, *children], status=_status(merged))
 
 
-def _guarded_wave(ctx: Context, questions: list[str], depth: int, parent: TraceNode) -> list[Node]:
+def _guarded_wave(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNode) -> list[Node]:
     """A wave whose failure is reported per sub-question instead of failing the answer."""
     try:
-        return solve_wave(ctx, questions, depth, parent)
+        return solve_wave(ctx, subs, depth, parent)
     except (Cancelled, BudgetExceeded):
         raise
     except RagRlmError as e:
         ctx.note(f"sub-questions failed: {e}")
-        return [Node(q, Draft("", error=str(e)), status="error") for q in questions]
+        return [Node(s, failed(str(e), s.text), status="error") for s in subs]
 
 
 def _reflect(ctx: Context, node: Node, root: TraceNode) -> Node:
-    """Check the draft against the evidence; retrieve once more for what is still missing."""
+    """Check the draft against the evidence; retrieve once more for the parts still unanswered."""
     question = node.question
+    evidence = Evidence(tuple(_unique(node.evidence())))
+    want = ctx.tokens(question) + ctx.tokens(_claims_text(node.draft)) + WRITE_WANT + PROMPT_WANT
     with ctx.trace.step("reflect", question, root, 0) as step:
-        checked = _run_step(ctx, REFLECT_WANT, step,
-                            lambda allowance: ctx.reasoner.reflect(question, node.draft, node.evidence(), allowance))
-    if checked is None or not checked.ok or not checked.text:
+        checked = _run_step(ctx, want, step,
+                            lambda allowance: ctx.reasoner.reflect(question, node.draft, evidence, allowance))
+    if checked is None or not checked.ok or not checked.parts:
         return node
-    draft, extra = checked, []
+    draft, extra = replace(checked, missing=()), []
     if checked.missing and not ctx.budget.out_of_time() and ctx.options.max_depth > 0:
-        extra = _guarded_wave(ctx, list(checked.missing), 1, root)
-        parts = [Part(question, checked)] + [Part(n.question, n.draft) for n in extra if n.status == "ok" and n.draft.text]
-        if len(parts) > 1:
-            with ctx.trace.step("merge", question, root, 0) as step:
-                draft = _run_step(ctx, MERGE_WANT, step,
-                                  lambda allowance: ctx.reasoner.merge(question, parts, allowance)) or checked
-    return Node(question, draft, node.spans, node.children + extra, node.status, node.cache_hit)
+        asks = [SubQuestion(q, query_text=q) for q in checked.missing]
+        extra = _guarded_wave(ctx, asks, 1, root)
+        found = {n.question: n.draft.parts[0] for n in extra if n.status == "ok" and n.draft.found}
+        draft = replace(draft, parts=tuple(found.get(p.question, p) if not p.found else p for p in draft.parts))
+    return Node(node.sub, draft, node.spans, node.children + extra, node.status, node.cache_hit)
+
+
+def _want(ctx: Context, subs: Sequence[SubQuestion], evidence: Sequence[Evidence], spans: int | None = None) -> int:
+    """What a step over these questions will read, plus room to write."""
+    read = sum(ctx.tokens(s.query) + sum(ctx.tokens(span.text) for span in e.spans[:spans])
+               for s, e in zip(subs, evidence, strict=True))
+    return read + len(subs) * (WRITE_WANT + PROMPT_WANT)
 
 
 def _run_step(ctx: Context, want: int, node: TraceNode, call: Callable[[int], object]):
@@ -254,9 +308,12 @@ def _run_step(ctx: Context, want: int, node: TraceNode, call: Callable[[int], ob
     held.settle(tokens_in + tokens_out)
     node.tokens_in, node.tokens_out = tokens_in, tokens_out
     ctx.count(llm_calls=sum(d.llm_calls for d in drafts))
-    if any(getattr(d, "error", None) for d in drafts):
+    errors = sorted({d.error for d in drafts if getattr(d, "error", None)})
+    if errors:
         node.status = "error"
-        node.note = "; ".join(sorted({d.error for d in drafts if getattr(d, "error", None)}))
+        node.note = "; ".join(errors)
+        if "budget" in errors:
+            ctx.note(f"budget short: {node.kind} trimmed")
     return result
 
 
@@ -271,41 +328,54 @@ def _status(draft: Draft) -> str:
     return "ok" if draft.ok else "error"
 
 
+def _claims_text(draft: Draft) -> str:
+    return " ".join(c.text for c in draft.claims)
+
+
+def _unique(spans: list[Span]) -> list[Span]:
+    return list({s.id: s for s in spans}.values())
+
+
+def _public(sub: SubQuestion) -> dict:
+    return {"question": sub.text, "focus": sub.focus, "kind": sub.kind}
+
+
 _PLACEHOLDER = re.compile(r"#(\d+)")
 
 
-def _fill(text: str, answers: dict[int, Node]) -> str:
-    """Put the answers of earlier sub-questions into "#1"-style placeholders."""
+def _fill(sub: SubQuestion, answers: dict[int, Node]) -> SubQuestion:
+    """Put the answers of earlier sub-questions into "#1"-style placeholders: the short answer
+    when one stands out, else the lead sentence."""
     def repl(m: re.Match[str]) -> str:
         node = answers.get(int(m.group(1)) - 1)
-        return _short(node.draft.text) if node and node.draft.text else m.group(0)
+        if node is None or not node.draft.found:
+            return m.group(0)
+        part = next(p for p in node.draft.parts if p.found)
+        return part.answer or (part.claims[0].text[:200] if part.claims else m.group(0))
 
-    return _PLACEHOLDER.sub(repl, text)
+    text = _PLACEHOLDER.sub(repl, sub.text)
+    return replace(sub, text=text, query_text=_PLACEHOLDER.sub(repl, sub.query_text))
 
 
-def _short(answer: str) -> str:
-    return re.sub(r"\s*\[\d+\]", "", answer.split("\n")[0])[:200].strip()
-
-
-def _from_memo(ctx: Context, question: str, depth: int, parent: TraceNode) -> Node | None:
-    value = ctx.memo.get(_key(ctx, question, depth))
+def _from_memo(ctx: Context, sub: SubQuestion, depth: int, parent: TraceNode) -> Node | None:
+    value = ctx.memo.get(_key(ctx, sub, depth))
     if value is None:
         return None
     ctx.count(cache_hits=1)
-    ctx.trace.add("memo", question, parent, depth, cache_hit=True)
-    draft = Draft(value["text"], tuple(Span(**s) for s in value["cited"]))
-    return Node(question, draft, list(draft.cited), cache_hit=True)
+    ctx.trace.add("memo", sub.query, parent, depth, cache_hit=True)
+    node = node_from_dict(value, Node)
+    node.cache_hit = True
+    return node
 
 
-def _to_memo(ctx: Context, question: str, depth: int, node: Node) -> None:
+def _to_memo(ctx: Context, sub: SubQuestion, depth: int, node: Node) -> None:
     # Only complete answers are remembered: a degraded or failed one should be retried.
-    if node.status == "ok" and node.draft.text and not ctx.notes:
-        ctx.memo.put(_key(ctx, question, depth),
-                     {"text": node.draft.text, "cited": [asdict(s) for s in node.draft.cited]})
+    if node.status == "ok" and node.draft.parts and not ctx.notes:
+        ctx.memo.put(_key(ctx, sub, depth), node_to_dict(node))
 
 
-def _key(ctx: Context, question: str, depth: int) -> str:
+def _key(ctx: Context, sub: SubQuestion, depth: int) -> str:
     o = ctx.options
     shape = {"top_k": o.top_k, "depth_left": o.max_depth - depth, "hybrid": o.hybrid,
-             "reasoner": type(ctx.reasoner).__name__}
-    return memo_key(question, ctx.collection, ctx.version, shape)
+             "reasoner": type(ctx.reasoner).__name__, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
+    return memo_key(sub.query, ctx.collection, ctx.version, shape)

@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from rag_rlm.cli import main
+from rag_rlm.eval import metrics
 from rag_rlm.eval.data import DataError, check_corpus, read_questions
 from rag_rlm.memory import open_store
 
@@ -28,6 +29,9 @@ def _figures(report: dict):
             yield from by_k.values()
 
 
+ANSWER_KEYS = ("exact_match", "f1", "containment", "lead_containment")
+
+
 def test_eval_both_modes_end_to_end(pg_url, collection, tmp_path, capsys):
     out = tmp_path / "out"
     rc = _eval(pg_url, str(QUESTIONS), "--collection", collection, "--corpus", str(CORPUS), "--k", "1,3",
@@ -39,19 +43,37 @@ def test_eval_both_modes_end_to_end(pg_url, collection, tmp_path, capsys):
     report = json.loads((out / "report.json").read_text())
     assert set(report["overall"]) == {"flat", "recursive"}
     assert set(report["overall"]["flat"]) == {"1", "3"}
-    assert set(report["by_type"]) == {"bridge", "comparison"}
-    assert len(report["rows"]) == 3 * 2 * 2
+    assert set(report["by_type"]) == {"bridge", "comparison", "unanswerable"}
+    assert len(report["rows"]) == 4 * 2 * 2
     for figures in _figures(report):
-        for key in ("recall", "all_supporting", "exact_match", "f1", "containment"):
+        keys = ("recall", "all_supporting", "declined")
+        if figures["answerable"]:  # answer figures are over answerable questions only
+            keys += ANSWER_KEYS
+        else:
+            assert all(figures[key] is None for key in ANSWER_KEYS), figures
+        for key in keys:
             assert 0.0 <= figures[key] <= 1.0, (key, figures)
         assert figures["latency_p50"] > 0 and figures["latency_p95"] >= figures["latency_p50"]
         assert figures["errors"] == 0
+    for figures in (by_k[k] for by_k in report["overall"].values() for k in by_k):
+        assert (figures["answerable"], figures["unanswerable"]) == (3, 1)
+        assert figures["declined_unanswerable"] in (0.0, 1.0)
     rows = {(r["id"], r["mode"], r["k"]): r for r in report["rows"]}
     assert rows[("q1", "flat", 1)]["extra"] == {"note": "kept in the report"}
     assert rows[("q1", "flat", 1)]["gold_answers"] == ["Tessel", "river Tessel"]
+    for row in report["rows"]:  # the answer's own fields, as the Result gave them
+        assert isinstance(row["found"], bool) and isinstance(row["confidence"], float)
+        assert row["answerable"] == (row["id"] != "q4")
+        assert row["words"] == metrics.word_count(row["answer"])
+        if row["found"]:
+            assert row["lead"] and row["words"] > 0
+        if row["answerable"]:  # the lead is the answer's first sentence: gold in it is gold in the answer
+            assert row["lead_containment"] <= row["containment"]
+        else:
+            assert row["exact_match"] is None and row["lead_containment"] is None
     # flat with k=1 reads one span, so at most one of the two gold documents
     assert all(len(rows[(q, "flat", 1)]["documents_read"]) == 1 for q in ("q1", "q2", "q3"))
-    assert report["overall"]["flat"]["1"]["recall"] <= 0.5
+    assert all(rows[(q, "flat", 1)]["recall"] <= 0.5 for q in ("q1", "q2", "q3"))
     assert report["overall"]["flat"]["1"]["llm_calls"] == 0  # extractive: no generative model
     # the recursive path follows the bridge: the born-in town's document is found from the person's
     assert rows[("q1", "recursive", 1)]["all_supporting"] == 1.0
@@ -59,7 +81,15 @@ def test_eval_both_modes_end_to_end(pg_url, collection, tmp_path, capsys):
     summary = (out / "summary.md").read_text()
     assert summary in first.out
     assert "| recall@3 |" in summary and "| bridge |" in summary
+    assert "| lead containment (k=3) |" in summary and "| unanswerable declined (k=3) |" in summary
     assert (out / "plot.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    # answerability: both kinds of questions, so the threshold curve, its table, plot and CLI lines
+    trade_off = report["answerability"]["recursive"]["3"]
+    assert (trade_off["answerable"], trade_off["unanswerable"]) == (3, 1)
+    assert trade_off["curve"] and trade_off["suggested"]["wrongly_declined"] <= 0.1
+    assert "**suggested**" in summary
+    assert "answerability recursive k=3: declines" in first.err and "suggested threshold" in first.err
+    assert (out / "answerability.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
 
     store = open_store(pg_url)
     try:

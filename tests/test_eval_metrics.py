@@ -64,3 +64,49 @@ def test_percentile_interpolates_linearly_like_numpy():
 def test_mean():
     assert metrics.mean([1.0, 2.0, 6.0]) == 3.0
     assert math.isnan(metrics.mean([]))
+
+
+def test_lead_containment_looks_at_the_first_sentence_only():
+    assert metrics.lead_containment("Christopher Nolan directed it.", ["christopher nolan"]) == 1.0
+    assert metrics.lead_containment("It was released in 2010.", ["Christopher Nolan"]) == 0.0
+    assert metrics.lead_containment("", ["Nolan"]) == 0.0
+
+
+def test_word_count_skips_markers_and_punctuation():
+    assert metrics.word_count("Paris [1].") == 1
+    assert metrics.word_count("It has 1,200 rooms [2][3] — and a moat.") == 7  # "1,200" is one word, "—" none
+    assert metrics.word_count("[1]") == 0
+    assert metrics.word_count("") == 0
+
+
+def test_declined_shares_split_by_kind():
+    declined = [True, False, True, True, False]
+    answerable = [False, False, True, False, True]  # 3 unanswerable (2 declined), 2 answerable (1 declined)
+    assert metrics.declined_shares(declined, answerable) == (pytest.approx(2 / 3), 0.5)
+    unans, wrongly = metrics.declined_shares([False], [True])
+    assert math.isnan(unans) and wrongly == 0.0
+
+
+def test_answerability_curve_declines_scores_below_the_threshold():
+    scores = [0.9, 0.2, 0.5, 0.2, 0.7, 0.1]
+    answerable = [True, False, True, False, False, True]  # 3 answerable: 0.9 0.5 0.1; 3 not: 0.2 0.2 0.7
+    curve = metrics.answerability_curve(scores, answerable)
+    assert [p["threshold"] for p in curve[:-1]] == [0.1, 0.2, 0.5, 0.7, 0.9]
+    assert curve[-1]["threshold"] > 0.9
+    # t=0.1 declines nothing; t=0.2 the answerable 0.1; t=0.5 also both 0.2s; ...; above 0.9 all
+    assert [(round(3 * p["declined_unanswerable"]), round(3 * p["wrongly_declined"])) for p in curve] == [
+        (0, 0), (0, 1), (2, 1), (2, 2), (3, 2), (3, 3)]  # in thirds
+    assert metrics.answerability_curve([0.3, 0.4], [True, True]) == []  # one kind only: no trade-off
+    nan_left_out = metrics.answerability_curve([math.nan, 0.5, 0.1], [True, True, False])
+    assert nan_left_out[-1]["wrongly_declined"] == 1.0 and len(nan_left_out) == 3
+
+
+def test_pick_threshold_declines_most_unanswerables_within_the_limit():
+    curve = [{"threshold": 0.1, "declined_unanswerable": 0.0, "wrongly_declined": 0.0},
+             {"threshold": 0.2, "declined_unanswerable": 0.4, "wrongly_declined": 0.05},
+             {"threshold": 0.3, "declined_unanswerable": 0.6, "wrongly_declined": 0.10},  # exactly at the limit
+             {"threshold": 0.4, "declined_unanswerable": 0.9, "wrongly_declined": 0.15}]
+    assert metrics.pick_threshold(curve)["threshold"] == 0.3
+    assert metrics.pick_threshold(curve, max_wrongly_declined=0.05)["threshold"] == 0.2
+    assert metrics.pick_threshold(curve, max_wrongly_declined=0.5)["threshold"] == 0.4
+    assert metrics.pick_threshold([]) is None

@@ -22,13 +22,15 @@ EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 def register(subparsers: Any) -> None:
     p = subparsers.add_parser("eval", help="measure flat retrieval against the recursive controller",
                               description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    p.add_argument("questions", help="JSONL: id, question, answer (string or list), supporting_ids [, type]")
+    p.add_argument("questions", help="JSONL: id, question, answer (string or list; empty: unanswerable), "
+                                     "supporting_ids [, answer_aliases, type]")
     p.add_argument("--collection", "-c", help="collection to answer from (default: the `collection` setting)")
     p.add_argument("--corpus", help="JSONL of id, title, text: ingested into the collection first (idempotent)")
     p.add_argument("--mode", choices=("flat", "recursive", "both"), default="both")
     p.add_argument("--k", type=_ks, default=(2, 5, 10), help="comma-separated k values (default 2,5,10)")
     p.add_argument("--limit", type=_positive, help="only the first N questions")
-    p.add_argument("--out", default="eval_out", help="folder for report.json, summary.md, plot.png")
+    p.add_argument("--out", default="eval_out",
+                   help="folder for report.json, summary.md, plot.png [, answerability.png]")
     p.add_argument("--title", help="title of the summary and plot (default: the questions file's folder)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
@@ -72,7 +74,8 @@ def _evaluate(args: argparse.Namespace, questions: list, collection: str, store:
               settings: Settings) -> int:
     from tqdm import tqdm
 
-    from .report import build_report, summary_markdown, write_report
+    from .answerability import cli_lines
+    from .report import build_report, headline_k, summary_markdown, write_report
     from .runner import MODES, run_eval
 
     modes = MODES if args.mode == "both" else (args.mode,)
@@ -99,6 +102,8 @@ def _evaluate(args: argparse.Namespace, questions: list, collection: str, store:
     report = build_report(rows, meta)
     paths = write_report(report, args.out)
     print(summary_markdown(report))
+    for line in cli_lines(report, headline_k(report)):
+        print(line, file=sys.stderr)
     print("written: " + ", ".join(str(p) for p in paths.values()), file=sys.stderr)
     return EXIT_OK
 

@@ -2,6 +2,11 @@
 
 Every problem is a `DataError` that names the file and the line, so a user can fix the file:
 bad JSON, a line that is not an object, a missing or mistyped field, a duplicate id.
+
+A question whose `answer` is empty ("", [] or null) and that has no `answer_aliases` is
+unanswerable (SQuAD 2.0 style): the collection is not expected to answer it, and its
+`supporting_ids` (when given) are a paragraph on the same topic that does not answer it.
+Optional fields (`type`, `answer_aliases`, anything not required) may be null.
 """
 
 from __future__ import annotations
@@ -29,6 +34,11 @@ class Question:
     supporting_ids: tuple[str, ...]
     type: str = ""
     extra: dict[str, Any] = field(default_factory=dict)  # every other field, kept for the report
+
+    @property
+    def answerable(self) -> bool:
+        """False for a question with no gold answer: the right reply is "not found"."""
+        return bool(self.answers)
 
 
 _QUESTION_FIELDS = ("id", "question", "answer", "supporting_ids")
@@ -104,23 +114,25 @@ def _question(path: str | Path, line_no: int, r: dict[str, Any]) -> Question:
         raise DataError(path, line_no, "field 'id' must be a string")
     if not isinstance(r["question"], str) or not r["question"].strip():
         raise DataError(path, line_no, "field 'question' must be a non-empty string")
+    # an empty answer with no aliases is an unanswerable question, not a mistake in the file
     answers = _strings(path, line_no, r, "answer", allow_single=True)
-    if not answers:
-        raise DataError(path, line_no, "field 'answer' has no acceptable answer")
-    if "answer_aliases" in r:
-        answers += _strings(path, line_no, r, "answer_aliases", allow_single=False)
+    answers += _strings(path, line_no, r, "answer_aliases", allow_single=False)
     supporting = _strings(path, line_no, r, "supporting_ids", allow_single=False)
-    if not supporting:
+    if answers and not supporting:
         raise DataError(path, line_no, "field 'supporting_ids' is empty (recall needs gold documents)")
-    kind = r.get("type", "")
-    if not isinstance(kind, str):
+    kind = r.get("type")
+    if kind is not None and not isinstance(kind, str):
         raise DataError(path, line_no, "field 'type' must be a string")
     extra = {k: v for k, v in r.items() if k not in {*_QUESTION_FIELDS, "answer_aliases", "type"}}
-    return Question(str(r["id"]), r["question"].strip(), tuple(dict.fromkeys(answers)), tuple(supporting), kind, extra)
+    return Question(str(r["id"]), r["question"].strip(), tuple(dict.fromkeys(answers)), tuple(supporting),
+                    kind or "", extra)
 
 
 def _strings(path: str | Path, line_no: int, r: dict[str, Any], name: str, *, allow_single: bool) -> list[str]:
-    value = r[name]
+    """The non-blank strings of a field; a missing or null field has none."""
+    value = r.get(name)
+    if value is None:
+        return []
     if allow_single and isinstance(value, str):
         value = [value]
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):

@@ -1,4 +1,10 @@
-"""Aggregate the rows into figures, and write report.json, summary.md and plot.png."""
+"""Aggregate the rows into figures, and write report.json, summary.md, plot.png and (for a set
+with unanswerable questions) answerability.png.
+
+Answer figures (exact match, F1, containment, lead containment) are over answerable questions,
+recall figures over questions with supporting ids, words per answer over found answers, and the
+answerability shares over the rows that did not fail.
+"""
 
 from __future__ import annotations
 
@@ -8,7 +14,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
-from . import metrics
+from . import answerability, metrics
 from .runner import Row
 
 
@@ -25,14 +31,26 @@ def aggregate(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
 def figures(rows: Sequence[Row]) -> dict[str, float]:
     ok = [r for r in rows if r.status != "error"]
     seconds = [r.seconds for r in ok]
+    answerable = [r for r in rows if r.answerable]
+    supported = [r for r in rows if r.supporting_ids]
+    words = [float(r.words) for r in ok if r.found]
+    declined_unans, wrongly = metrics.declined_shares([not r.found for r in ok], [r.answerable for r in ok])
     return {
         "questions": len(rows),
+        "answerable": len(answerable),
+        "unanswerable": len(rows) - len(answerable),
         "errors": len(rows) - len(ok),
-        "recall": _mean(r.recall for r in rows),
-        "all_supporting": _mean(r.all_supporting for r in rows),
-        "exact_match": _mean(r.exact_match for r in rows),
-        "f1": _mean(r.f1 for r in rows),
-        "containment": _mean(r.containment for r in rows),
+        "recall": _mean(r.recall for r in supported),
+        "all_supporting": _mean(r.all_supporting for r in supported),
+        "exact_match": _mean(r.exact_match for r in answerable),
+        "f1": _mean(r.f1 for r in answerable),
+        "containment": _mean(r.containment for r in answerable),
+        "lead_containment": _mean(r.lead_containment for r in answerable),
+        "words_p50": metrics.percentile(words, 50),
+        "words_p90": metrics.percentile(words, 90),
+        "declined": _mean(float(not r.found) for r in ok),
+        "declined_unanswerable": declined_unans,  # at the current default (`found`)
+        "wrongly_declined": wrongly,
         "latency_p50": metrics.percentile(seconds, 50),
         "latency_p95": metrics.percentile(seconds, 95),
         "latency_mean": _mean(seconds),
@@ -51,6 +69,7 @@ def build_report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
         "meta": meta,
         "overall": aggregate(rows),
         "by_type": {t: aggregate([r for r in rows if r.type == t]) for t in types},
+        "answerability": answerability.section(rows),
         "rows": [r.to_dict() for r in rows],
     }
 
@@ -77,9 +96,9 @@ def summary_markdown(report: dict[str, Any]) -> str:
 
     def row(label: str, key: str, k: str, fmt: str = "{:.3f}", delta: bool = True) -> None:
         vals = [overall[m].get(k, {}).get(key, math.nan) for m in modes]
-        cells = [fmt.format(v) for v in vals]
+        cells = [_cell(v, fmt) for v in vals]
         if both:
-            cells.append((f"{vals[1] - vals[0]:+.3f}") if delta else "")
+            cells.append(_cell(vals[1] - vals[0], fmt.replace("{:", "{:+")) if delta else "")
         lines.append(f"| {label} | " + " | ".join(cells) + " |")
 
     for k in ks:
@@ -89,6 +108,12 @@ def summary_markdown(report: dict[str, Any]) -> str:
     row(f"exact match (k={hk})", "exact_match", hk)
     row(f"token F1 (k={hk})", "f1", hk)
     row(f"containment (k={hk})", "containment", hk)
+    row(f"lead containment (k={hk})", "lead_containment", hk)
+    row(f"words / found answer, median (k={hk})", "words_p50", hk, "{:.1f}")
+    row(f"words / found answer, p90 (k={hk})", "words_p90", hk, "{:.1f}")
+    if report.get("answerability"):
+        row(f"unanswerable declined (k={hk})", "declined_unanswerable", hk)
+        row(f"answerable wrongly declined (k={hk})", "wrongly_declined", hk)
     row(f"latency p50 s (k={hk})", "latency_p50", hk)
     row(f"latency p95 s (k={hk})", "latency_p95", hk)
     row(f"reasoner calls / question (k={hk})", "llm_calls", hk, "{:.2f}")
@@ -104,16 +129,18 @@ def summary_markdown(report: dict[str, Any]) -> str:
     errors = sum(v["errors"] for by_k in overall.values() for v in by_k.values())
     if errors:
         lines.append(f"\n{errors} answers failed (see rows with status 'error' in report.json).")
+    lines += answerability.summary_lines(report, hk)
     if report["by_type"]:
         lines += ["", f"Per question type (k={hk}):", "",
                   "| type | n | " + " | ".join(f"{m} recall" for m in modes) + " | "
                   + " | ".join(f"{m} all-supp." for m in modes) + " | "
-                  + " | ".join(f"{m} contain." for m in modes) + " |",
-                  "|---" * (2 + 3 * len(modes)) + "|"]
+                  + " | ".join(f"{m} contain." for m in modes) + " | "
+                  + " | ".join(f"{m} declined" for m in modes) + " |",
+                  "|---" * (2 + 4 * len(modes)) + "|"]
         for t, agg in report["by_type"].items():
             cells = [str(int(next(iter(agg.values()))[hk]["questions"]))]
-            for key in ("recall", "all_supporting", "containment"):
-                cells += [f"{agg[m][hk][key]:.3f}" if m in agg and hk in agg[m] else "-" for m in modes]
+            for key in ("recall", "all_supporting", "containment", "declined"):
+                cells += [_cell(agg[m][hk][key]) if m in agg and hk in agg[m] else "-" for m in modes]
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
 
@@ -149,6 +176,9 @@ def write_report(report: dict[str, Any], out_dir: str | Path) -> dict[str, Path]
     paths["report"].write_text(json.dumps(_clean(report), indent=1, ensure_ascii=False, allow_nan=False), encoding="utf-8")
     paths["summary"].write_text(summary_markdown(report), encoding="utf-8")
     plot_recall(report, paths["plot"])
+    if report.get("answerability"):
+        paths["answerability"] = out / "answerability.png"
+        answerability.plot(report, headline_k(report), paths["answerability"])
     return paths
 
 
@@ -161,6 +191,11 @@ def _clean(value: Any) -> Any:
     if isinstance(value, list):
         return [_clean(v) for v in value]
     return value
+
+
+def _cell(value: float | None, fmt: str = "{:.3f}") -> str:
+    """A figure for the summary; "-" for one over no rows (NaN, or null once read back)."""
+    return "-" if value is None or math.isnan(value) else fmt.format(value)
 
 
 def _mean(values) -> float:

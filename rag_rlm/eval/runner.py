@@ -10,10 +10,15 @@ another run's memo or an earlier eval's. Each mode keeps one reasoner across its
 order given): the extractive reasoner's sentence-vector cache is then warm from the mode's
 smaller k when the next k runs. That is the same for both modes, and it keeps 100 questions x 3 k
 x 2 modes affordable on a small CPU; latency at the second and later k is a warm-cache figure.
+
+A row's answer metrics (exact match, F1, containment, lead containment) are NaN for an
+unanswerable question, and its recall figures NaN when the question has no supporting ids: the
+report averages each over the rows it applies to.
 """
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass, field
 from typing import Any
@@ -43,11 +48,17 @@ class Row:
     gold_answers: list[str]
     supporting_ids: list[str]
     documents_read: list[str]  # distinct documents of every span an answer step saw, first seen first
-    recall: float
+    recall: float  # NaN: no supporting ids
     all_supporting: float
-    exact_match: float
+    exact_match: float  # answer metrics: NaN for an unanswerable question
     f1: float
     containment: float
+    lead_containment: float  # the gold answer in the answer's first sentence
+    answerable: bool  # False: the question has no gold answer; declining it is right
+    found: bool  # the system's verdict: does the collection answer the question?
+    confidence: float  # the answerability score `found` was decided on (higher = more answerable)
+    lead: str  # the answer's first sentence, without markers
+    words: int  # words of the answer, [n] markers not counted
     seconds: float
     llm_calls: int
     tokens_in: int
@@ -120,10 +131,27 @@ def ask_one(assistant: Assistant, q: Question, collection: str, mode: str, k: in
     docs = result.evidence_documents()
     u = result.usage
     return Row(q.id, mode, k, q.type, q.question, result.answer, list(q.answers), list(q.supporting_ids), docs,
-               metrics.support_recall(docs, q.supporting_ids), metrics.all_supporting(docs, q.supporting_ids),
-               metrics.exact_match(result.answer, q.answers), metrics.token_f1(result.answer, q.answers),
-               metrics.containment(result.answer, q.answers), u.seconds, u.llm_calls, u.tokens_in, u.tokens_out,
-               u.cache_hits, u.retrievals, _sub_questions(result.sub_questions), result.status, extra=q.extra)
+               **_retrieval_scores(q, docs), **_answer_scores(q, result.answer, result.lead),
+               answerable=q.answerable, found=bool(result.found), confidence=float(result.confidence),
+               lead=result.lead, words=metrics.word_count(result.answer), seconds=u.seconds,
+               llm_calls=u.llm_calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out, cache_hits=u.cache_hits,
+               retrievals=u.retrievals, sub_questions=_sub_questions(result.sub_questions), status=result.status,
+               extra=q.extra)
+
+
+def _retrieval_scores(q: Question, docs: list[str]) -> dict[str, float]:
+    if not q.supporting_ids:
+        return {"recall": math.nan, "all_supporting": math.nan}
+    return {"recall": metrics.support_recall(docs, q.supporting_ids),
+            "all_supporting": metrics.all_supporting(docs, q.supporting_ids)}
+
+
+def _answer_scores(q: Question, answer: str, lead: str) -> dict[str, float]:
+    if not q.answerable:
+        return dict.fromkeys(("exact_match", "f1", "containment", "lead_containment"), math.nan)
+    return {"exact_match": metrics.exact_match(answer, q.answers), "f1": metrics.token_f1(answer, q.answers),
+            "containment": metrics.containment(answer, q.answers),
+            "lead_containment": metrics.lead_containment(lead, q.answers)}
 
 
 def _sub_questions(subs: list) -> list[str]:
@@ -135,5 +163,10 @@ def _sub_questions(subs: list) -> list[str]:
 
 
 def _failed(q: Question, mode: str, k: int, error: str) -> Row:
-    return Row(q.id, mode, k, q.type, q.question, "", list(q.answers), list(q.supporting_ids), [], 0.0, 0.0, 0.0,
-               0.0, 0.0, 0.0, 0, 0, 0, 0, 0, [], "error", error, q.extra)
+    """A question whose answer failed: it scores 0 where it applies, and is not a verdict on
+    answerability (the report leaves it out of those figures)."""
+    return Row(q.id, mode, k, q.type, q.question, "", list(q.answers), list(q.supporting_ids), [],
+               **_retrieval_scores(q, []), **_answer_scores(q, "", ""),  # 0 where they apply
+               answerable=q.answerable, found=False, confidence=math.nan, lead="", words=0, seconds=0.0,
+               llm_calls=0, tokens_in=0, tokens_out=0, cache_hits=0, retrievals=0, sub_questions=[],
+               status="error", error=error, extra=q.extra)

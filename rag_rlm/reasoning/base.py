@@ -41,10 +41,12 @@ class SubQuestion:
     depends_on: tuple[int, ...] = ()
     focus: str = ""
     kind: str = PART
+    query_text: str = ""  # what retrieval asks besides the focus, when not `text` itself
 
     @property
     def query(self) -> str:
-        return f"{self.focus}: {self.text}" if self.focus else self.text
+        ask = self.query_text or self.text
+        return f"{self.focus}: {ask}" if self.focus else ask
 
 
 @dataclass(frozen=True)
@@ -75,6 +77,7 @@ class Claim:
     sources: tuple[Source, ...]
     score: float = 0.0
     answer: str = ""
+    vector: np.ndarray | None = field(default=None, compare=False, repr=False)  # for ranking in merge
 
 
 @dataclass(frozen=True)

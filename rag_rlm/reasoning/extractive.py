@@ -1,8 +1,11 @@
-"""The extractive reasoner: answers with the sentences of the evidence itself, so every word it
-says is grounded and cited by construction. No generative model; the embedder ranks sentences.
+"""The extractive reasoner: answers with sentences of the evidence itself, so every word it says
+is grounded and cited by construction. No generative model: the question's vector ranks the
+sentences, whose vectors come from sentence memory (stored at ingest), so answering encodes
+nothing but the question. Collections ingested before sentence memory existed still answer: their
+spans are split and encoded on the fly (the slow path).
 
 Token accounting uses the embedder's tokenizer: what a step reads (question + evidence) is
-`tokens_in`, what it writes is `tokens_out`, and both fit the step's allowance.
+`tokens_in`, what it writes (its claims) is `tokens_out`, and both fit the step's allowance.
 """
 
 from __future__ import annotations
@@ -11,266 +14,269 @@ import re
 import threading
 from collections import OrderedDict
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 import numpy as np
 
 from ..embed import Embedder
-from ..types import Span
-from .base import Draft, Part, Plan, SubQuestion
-from .rules import novel_entities, residual_question, sentences, split_question
-
-_MARKER = re.compile(r"\[(\d+)\]")
-
-
-_BRIDGE_SHAPE = re.compile(
-    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|\bof (?:the|a|an)\b|'s\b|\b(?:by|in|from|for) the\b",
-    re.IGNORECASE,
+from ..types import Sentence, Span
+from . import compose
+from .base import (
+    HOP,
+    PART,
+    SIDE,
+    Claim,
+    Draft,
+    Evidence,
+    Part,
+    PartDraft,
+    Plan,
+    Source,
+    SubQuestion,
+    Turn,
 )
+from .rules import novel_entities, plan_by_form, residual_question, sentences
 
-
-def _is_follow_up(question: str) -> bool:
-    """A bridge sub-question ("Entity: question") is one hop: it is not bridged again."""
-    return bool(re.match(r"^[^:?]{1,80}: ", question))
-
-
-def _bare_title(title: str) -> str:
-    """"Lilu (mythology)" and "lilu" are the same document for the bridge check."""
-    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip().lower()
-
-
-def _looks_multi_hop(question: str) -> bool:
-    """A question that names its subject through another thing ("the film that...", "the team of
-    ...") may need a second hop; a plain "What is X?" does not."""
-    if _is_follow_up(question):
-        return False
-    body = re.sub(r"^\W*\w+\s+", "", question)  # the leading wh-word does not count
-    return len(question.split()) >= 7 and bool(_BRIDGE_SHAPE.search(body))
+MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
+SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
+DUPLICATE = 0.9  # cosine above which two sentences say the same thing
 
 
 @dataclass(frozen=True)
-class _Sentence:
+class _Candidate:
+    sentence: Sentence
     span: Span
-    text: str
+    vector: np.ndarray
+
+    @property
+    def context(self) -> str:
+        return f"{self.span.title} {self.sentence.heading} {self.sentence.text}"
 
 
 class ExtractiveReasoner:
-    def __init__(
-        self,
-        embedder: Embedder,
-        *,
-        sentences_per_answer: int = 3,
-        min_relative_score: float = 0.75,
-        bridge_entities: int = 2,
-        bridge_from: int = 3,
-        bridge_query: str = "residual",
-        bridge_any: bool = True,
-        support_threshold: float = 0.2,
-        max_candidates: int = 8,
-    ):
-        """`bridge_entities` follow-up retrievals at most, on entities found in the best
-        sentences of the first `bridge_from` hits; `bridge_query` is how a follow-up is asked:
-        "full" ("Entity: whole question") or "residual" ("Entity: the question without the
-        names it already gave", so the new entity dominates the retrieval); `bridge_any` tries a
-        bridge on any question that is not split by its surface form, not only on those shaped
-        like "the X that/of ..."."""
+    def __init__(self, embedder: Embedder, *, found_threshold: float = compose.FOUND_THRESHOLD,
+                 bridge_entities: int = 2, bridge_from: int = 3, max_claims: int = MAX_CLAIMS):
+        """`found_threshold`: the answerability score under which a part is "not found";
+        `bridge_entities` follow-up retrievals at most, on entities named in the best sentences
+        of the first `bridge_from` hits (a bridge to a second document)."""
         self.embedder = embedder
-        self.sentences_per_answer = sentences_per_answer
-        self.min_relative_score = min_relative_score
+        self.found_threshold = found_threshold
         self.bridge_entities = bridge_entities
         self.bridge_from = bridge_from
-        self.bridge_query = bridge_query
-        self.bridge_any = bridge_any
-        self.support_threshold = support_threshold
-        self.max_candidates = max_candidates  # sentences per question that reach the embedder
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self.max_claims = max_claims
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # slow path and questions
         self._lock = threading.Lock()
 
     # --- plan -------------------------------------------------------------------------------
-    def plan(self, question: str, spans: Sequence[Span], allowance: int) -> Plan:
-        if _is_follow_up(question):  # "Entity: question" is one hop, asked as it is
-            return Plan(note="rule: follow-up", tokens_in=self._count(question))
-        parts = split_question(question)
-        if parts:
-            return Plan(tuple(SubQuestion(p) for p in parts), note="rule: surface split",
-                        tokens_in=self._count(question))
-        if not (_looks_multi_hop(question) or self.bridge_any):
-            return Plan(note="rule: single question", tokens_in=self._count(question))
-        bridges, read = self._bridge_entities(question, spans[: self.bridge_from], allowance)
-        if bridges:
-            ask = residual_question(question) if self.bridge_query == "residual" else question
-            return Plan(tuple(SubQuestion(f"{e}: {ask}") for e in bridges),
-                        note="rule: bridge entities " + ", ".join(bridges), tokens_in=read)
-        return Plan(note="rule: single question", tokens_in=min(read, allowance))
+    def plan(self, question: str, evidence: Evidence, allowance: int) -> Plan:
+        read = self._count(question)
+        by_form = plan_by_form(question)
+        if by_form.sub_questions:
+            return replace(by_form, tokens_in=read)
+        top = Evidence(evidence.spans[: self.bridge_from], evidence.sentences, evidence.query_vector)
+        cands, cost = self._candidates(top, allowance - read)
+        bridges = self._bridge_entities(question, evidence, cands)
+        read = min(allowance, read + cost)
+        if not bridges:
+            return Plan(note="rule: single question", tokens_in=read)
+        ask = residual_question(question)
+        subs = tuple(SubQuestion(question, focus=e, kind=HOP, query_text=ask) for e in bridges)
+        return Plan(subs, note="rule: bridge entities " + ", ".join(bridges), tokens_in=read)
 
-    def _bridge_entities(self, question: str, spans: Sequence[Span], allowance: int) -> tuple[list[str], int]:
+    def _bridge_entities(self, question: str, evidence: Evidence, cands: list[_Candidate]) -> list[str]:
         """Entities named in the best sentences of the first hits but not in the question: the
-        likely hop to the next document. Ranked by how well their sentence matches the question;
-        an entity that is the title of a document already retrieved is no hop."""
-        read, picked = self._count(question), []
-        sents: list[_Sentence] = []
-        for span in spans:
-            cost = self._count(span.text)
-            if read + cost > allowance:
-                break
-            read += cost
-            sents += self._sentences(span)
-        sents = _shortlist(question, sents, self.max_candidates)
-        if not sents:
-            return [], read
-        scores = self._scores(question, sents)
-        retrieved = {_bare_title(s.title) for s in spans}
-        for i in np.argsort(-scores):
-            for ent in novel_entities(question, sents[i].text):
+        likely hop to the next document; an entity that titles a retrieved document is no hop."""
+        cands = [c for c in cands if c.sentence.kind != "heading"]
+        if not cands:
+            return []
+        ranked = self._rank(question, evidence, cands)
+        retrieved = {_bare_title(s.title) for s in evidence.spans}
+        picked: list[str] = []
+        for i in np.argsort(-ranked.scores):
+            for ent in novel_entities(question, cands[i].sentence.text):
                 if _bare_title(ent) not in retrieved and ent not in picked:
                     picked.append(ent)
             if len(picked) >= self.bridge_entities:
                 break
-        return picked[: self.bridge_entities], read
+        return picked[: self.bridge_entities]
 
     # --- answer -----------------------------------------------------------------------------
-    def answer(self, questions: Sequence[str], spans: Sequence[Sequence[Span]], allowance: int) -> list[Draft]:
-        """Each question from its own spans; the sentences of the whole batch are embedded in
-        one call (the embedder is the cost of this reasoner)."""
+    def answer(self, questions: Sequence[SubQuestion], evidence: Sequence[Evidence], allowance: int) -> list[Draft]:
         share = allowance // max(len(questions), 1)
-        fitted = [self._fit(q, s, share) for q, s in zip(questions, spans, strict=True)]
-        candidates = [_shortlist(q, sents, self.max_candidates) for q, (sents, _) in zip(questions, fitted, strict=True)]
-        self._embed(list(questions) + [_key(s) for group in candidates for s in group])  # one call, then cached
-        drafts = []
-        for question, (_, read), group in zip(questions, fitted, candidates, strict=True):
-            if read > share:
-                drafts.append(Draft("", error="budget"))
-            elif not group:
-                drafts.append(Draft("", tokens_in=read, notes=("no evidence retrieved",)))
-            else:
-                drafts.append(self._render(self._select(question, group), read, share - read))
-        return drafts
+        return [self._answer_one(q, e, share) for q, e in zip(questions, evidence, strict=True)]
 
-    def _fit(self, question: str, spans: Sequence[Span], allowance: int) -> tuple[list[_Sentence], int]:
-        """The sentences of as many spans (best first) as the allowance can pay to read, with
-        room kept for the answer: fewer spans is how a short budget degrades."""
-        read = self._count(question)
-        out_reserve = min(96, allowance // 3)
-        sents: list[_Sentence] = []
-        for span in spans:
-            cost = self._count(span.text)
-            if read + cost + out_reserve > allowance:
-                break
-            read += cost
-            sents += self._sentences(span)
-        return sents, read
+    def _answer_one(self, sub: SubQuestion, evidence: Evidence, allowance: int) -> Draft:
+        read = self._count(sub.text)
+        cands, cost = self._candidates(evidence, allowance - read - min(96, allowance // 3))
+        read += cost
+        if read > allowance:
+            return Draft((PartDraft(sub.text, focus=sub.focus),), error="budget")
+        part = self._part(sub, evidence, cands)
+        spent = sum(self._count(c.text) for c in part.claims)
+        if spent > allowance - read:  # keep the lead sentence only
+            part = replace(part, claims=part.claims[:1])
+            spent = sum(self._count(c.text) for c in part.claims)
+            if spent > allowance - read:
+                part = replace(part, claims=(), found=False)
+                spent = 0
+        notes = () if cands else ("no evidence retrieved",)
+        return Draft((part,), tokens_in=read, tokens_out=spent, notes=notes)
 
-    def _select(self, question: str, sents: list[_Sentence]) -> list[_Sentence]:
-        """Best sentences by similarity, near-duplicates removed (maximal marginal relevance)."""
-        scores = self._scores(question, sents)
-        vecs = self._embed_sentences(sents)
-        best = float(scores.max())
-        chosen: list[int] = []
-        for i in np.argsort(-scores):
-            if len(chosen) >= self.sentences_per_answer or scores[i] < best * self.min_relative_score:
+    def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
+        """The best sentence, one more when it scores nearly as well and says something else,
+        and whether they answer the question at all."""
+        cands = [c for c in cands if c.sentence.kind != "heading"]
+        if not cands:
+            return PartDraft(sub.text, focus=sub.focus)
+        ranked = self._rank(sub.query, evidence, cands)
+        chosen = self._choose(ranked, [c.vector for c in cands])
+        conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
+                                  " ".join(c.context for c in cands))
+        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
+        found = conf >= self.found_threshold
+        return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
+
+    def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None]) -> list[int]:
+        """The best candidate, then the next ones that score nearly as well and say something else."""
+        order = [int(i) for i in np.argsort(-ranked.scores)]
+        chosen = order[:1]
+        for i in order[1:]:
+            if len(chosen) >= self.max_claims or ranked.scores[i] < SUPPORT_RATIO * ranked.scores[chosen[0]]:
                 break
-            if any(float(vecs[i] @ vecs[j]) > 0.92 for j in chosen):
+            if any(_similar(vectors[i], vectors[j]) for j in chosen):
                 continue
-            chosen.append(int(i))
-        return [sents[i] for i in chosen]
+            chosen.append(i)
+        return chosen
 
-    def _render(self, chosen: list[_Sentence], read: int, room: int) -> Draft:
-        cited: list[Span] = []
-        pieces: list[str] = []
-        spent = 0
-        for s in chosen:
-            if s.span not in cited:
-                cited.append(s.span)
-            piece = f"{s.text} [{cited.index(s.span) + 1}]"
-            cost = self._count(piece)
-            if spent + cost > room:
-                break
-            pieces.append(piece)
-            spent += cost
-        cited = [c for i, c in enumerate(cited) if any(f"[{i + 1}]" in p for p in pieces)]
-        return Draft(" ".join(pieces), cited=tuple(cited), tokens_in=read, tokens_out=spent)
+    def _claim(self, question: str, cand: _Candidate, score: float) -> Claim:
+        s = cand.sentence
+        return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
+                     compose.short_answer(question, s.text), cand.vector)
 
     # --- merge ------------------------------------------------------------------------------
-    def merge(self, question: str, parts: Sequence[Part], allowance: int) -> Draft:
-        """Keep the per-part structure: one line per part that adds something, sentences said
-        by an earlier part left out, citations renumbered into one list."""
-        cited: list[Span] = []
-        lines: list[str] = []
-        seen: set[str] = set()
-        spent = 0
-        for part in parts:
-            fresh = [(sent, mark) for sent, mark in _pieces(part.draft.text) if sent not in seen]
-            if not fresh:
-                continue
-            body = _renumber(" ".join(f"{sent} {mark}" for sent, mark in fresh), part.draft.cited, cited)
-            line = body if part.question == question else f"{part.question} — {body}"
-            cost = self._count(line)
-            if spent + cost > allowance:
-                break
-            seen.update(sent for sent, _ in fresh)
-            lines.append(line)
-            spent += cost
-        text = "\n".join(lines)
-        return Draft(text, cited=tuple(_only_cited(cited, text)), tokens_out=spent)
+    def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
+        """Parts stay parts, in the question's order; hops add their sentences to the question's
+        own answer (ranked against the question); sides become a comparison."""
+        hops = [p for p in parts if p.sub_question.kind == HOP]
+        sides = [p for p in parts if p.sub_question.kind == SIDE]
+        own_parts = [p for p in parts if p.sub_question.kind == PART]
+        if own_parts:
+            merged = tuple(p.draft.parts[0] if p.draft.parts else PartDraft(p.sub_question.text) for p in own_parts)
+        elif sides:
+            merged = (self._comparison(question, own, sides, plan.comparison),)
+        else:
+            merged = (self._with_hops(question, own, hops),)
+        draft = Draft(merged)
+        spent = sum(self._count(c.text) for c in draft.claims)
+        if spent > allowance:
+            draft = Draft(tuple(replace(p, claims=p.claims[:1]) for p in merged))
+            spent = sum(self._count(c.text) for c in draft.claims)
+            if spent > allowance:
+                return Draft(merged, error="budget")
+        return replace(draft, tokens_out=spent)
+
+    def _with_hops(self, question: str, own: Draft, hops: Sequence[Part]) -> PartDraft:
+        """The question's own sentences and those its hops found, ranked against the question
+        itself and judged on all of them (a bridge question names its first document, the
+        answer sits in the second)."""
+        base = own.parts[0] if own.parts else PartDraft(question)
+        pool = list(base.claims) + [c for h in hops for p in h.draft.parts if p.found for c in p.claims]
+        pool = [c for i, c in enumerate(pool) if not any(_same(c, d) for d in pool[:i])]
+        if not pool or any(c.vector is None for c in pool):
+            return base
+        contexts = [f"{c.sources[0].span.title} {c.text}" for c in pool]
+        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts)
+        chosen = self._choose(ranked, [c.vector for c in pool])
+        conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
+                                  " ".join(contexts))
+        found = conf >= self.found_threshold
+        claims = tuple(pool[i] for i in chosen)
+        return PartDraft(question, claims if found else (), found, conf, base.focus)
+
+    def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
+        """Each side's best sentence; when they give the figure the question compares on, a
+        first claim saying which side it is, with both figures."""
+        leads = [(p.sub_question.focus, p.draft.parts[0].claims[0]) for p in sides
+                 if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
+        confs = [p.draft.parts[0].confidence for p in sides if p.draft.parts]
+        if len(leads) < 2:
+            base = own.parts[0] if own.parts else PartDraft(question)
+            claims = tuple(c for _, c in leads) or base.claims
+            return PartDraft(question, claims, bool(claims), max(confs or [base.confidence]))
+        claims = [c for _, c in leads]
+        figures = [compose.figure(c.text, cue) for c in claims] if cue else []
+        if cue and all(f is not None for f in figures):
+            w = compose.winner(cue, figures)  # type: ignore[arg-type]
+            others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
+            text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
+            sources = tuple(s for c in claims for s in c.sources)
+            claims.insert(0, Claim(text, sources, 1.0, leads[w][0]))
+        return PartDraft(question, tuple(claims), True, min(confs))
 
     # --- reflect ----------------------------------------------------------------------------
-    def reflect(self, question: str, draft: Draft, spans: Sequence[Span], allowance: int) -> Draft:
-        """Drop unsupported or repeated sentences; name the parts of the question that no kept
-        sentence answers, so the controller can retrieve once more for them."""
-        read = self._count(question) + self._count(draft.text)
+    def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
+        """Drop claims that repeat an earlier one; name the parts the evidence did not answer,
+        so the controller retrieves once more for them."""
+        read = self._count(question) + sum(self._count(c.text) for c in draft.claims)
         if read > allowance:
-            return Draft(draft.text, draft.cited, error="budget")
-        lines = [(label, _pieces(body)) for label, body in map(_label, draft.text.split("\n"))]
-        flat = [sent for _, pieces in lines for sent, _ in pieces]
-        if not flat:
-            return Draft(draft.text, draft.cited, tokens_in=read, missing=(question,))
-        # Embedded as the answer step did ("title: sentence"), so the vectors come from the cache.
-        titled = [_titled(sent, mark, draft.cited) for _, pieces in lines for sent, mark in pieces]
-        keep, kept_vecs = self._supported(question, titled)
-        kept_lines, i = [], 0
-        for label, pieces in lines:
-            body = " ".join(f"{sent} {mark}" for sent, mark in pieces if keep[i + pieces.index((sent, mark))])
-            i += len(pieces)
-            if body:
-                kept_lines.append(f"{label} — {body}" if label else body)
-        parts = split_question(question) or [question]
-        part_vecs = self._embed(parts)
-        missing = tuple(p for p, v in zip(parts, part_vecs, strict=True)
-                        if not len(kept_vecs) or float((kept_vecs @ v).max()) < self.support_threshold)
-        text = "\n".join(kept_lines) or draft.text
-        return Draft(text, draft.cited, tokens_in=read, missing=missing,
-                     notes=(f"reflect: kept {sum(keep)} of {len(flat)} sentences",))
+            return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
+        parts, kept, dropped = [], [], 0
+        for part in draft.parts:
+            claims = []
+            for claim in part.claims:
+                if any(_same(claim, k) for k in kept):
+                    dropped += 1
+                    continue
+                claims.append(claim)
+                kept.append(claim)
+            parts.append(replace(part, claims=tuple(claims)))
+        missing = tuple(p.question for p in parts if not p.found)
+        note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
+        return Draft(tuple(parts), tokens_in=read, missing=missing, notes=(note,))
 
-    def _supported(self, question: str, sents: list[str]) -> tuple[list[bool], np.ndarray]:
-        vecs = self._embed(sents)
-        qv = self._embed([question])[0]
-        keep, kept_vecs = [], []
-        for vec in vecs:
-            ok = float(vec @ qv) >= self.support_threshold * 0.5  # related to the question at all
-            ok = ok and not any(float(vec @ k) > 0.95 for k in kept_vecs)  # not said already
-            keep.append(ok)
-            if ok:
-                kept_vecs.append(vec)
-        return keep, np.array(kept_vecs) if kept_vecs else np.zeros((0, len(qv)), dtype=np.float32)
+    # --- conversation -----------------------------------------------------------------------
+    def condense(self, question: str, history: Sequence[Turn]) -> str:
+        from .followup import condense
+
+        return condense(question, history, self.embedder).question
 
     # --- helpers ----------------------------------------------------------------------------
+    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate]) -> compose.Scored:
+        qv = evidence.query_vector if evidence.query_vector is not None else self._embed([question])[0]
+        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands])
+
+    def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[_Candidate], int]:
+        """The sentences of as many spans (best first) as the allowance can pay to read: fewer
+        spans is how a short budget degrades. Stored sentences when sentence memory has them,
+        else the spans split and encoded here."""
+        read, spans = 0, []
+        for span in evidence.spans:
+            cost = self._count(span.text)
+            if read + cost > allowance:
+                break
+            read += cost
+            spans.append(span)
+        kept = {s.id for s in spans}
+        stored = [_Candidate(e.sentence, e.span, e.vector) for e in evidence.sentences
+                  if e.span.id in kept and e.vector is not None]
+        covered = {e.span.id for e in evidence.sentences}
+        fresh = [s for s in spans if s.id not in covered]
+        return stored + self._split_and_encode(fresh), read
+
+    def _split_and_encode(self, spans: Sequence[Span]) -> list[_Candidate]:
+        pieces = [(span, Sentence(span.document_id, i, " ".join(span.text[s:e].split()), span.start + s,
+                                  span.start + e)) for span in spans for i, (s, e) in enumerate(sentences(span.text))]
+        if not pieces:
+            return []
+        vectors = self._embed([f"{span.title}: {s.text}" for span, s in pieces])
+        return [_Candidate(s, span, v) for (span, s), v in zip(pieces, vectors, strict=True)]
+
     def _count(self, text: str) -> int:
         return self.embedder.count_tokens(text) if text else 0
 
-    def _sentences(self, span: Span) -> list[_Sentence]:
-        # One line per sentence: answers use line breaks for their own structure.
-        return [_Sentence(span, " ".join(span.text[s:e].split())) for s, e in sentences(span.text)]
-
-    def _scores(self, question: str, sents: list[_Sentence]) -> np.ndarray:
-        qv = self._embed([question])[0]
-        return self._embed_sentences(sents) @ qv
-
-    def _embed_sentences(self, sents: list[_Sentence]) -> np.ndarray:
-        return self._embed([_key(s) for s in sents])
-
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors through an LRU cache: the same spans, questions and answer sentences come back
-        across the steps of one request (plan, answer, reflect) and across requests."""
+        """Vectors through an LRU cache: questions and slow-path sentences come back across the
+        steps of one request and across requests."""
         keys = list(texts)
         with self._lock:
             todo = [k for k in dict.fromkeys(keys) if k not in self._vectors]
@@ -285,65 +291,18 @@ class ExtractiveReasoner:
             return np.stack([self._vectors[k] for k in keys])
 
 
-def _titled(sentence: str, marks: str, cited: Sequence[Span]) -> str:
-    """An answer sentence as it was embedded: with the title of the span its first marker cites."""
-    n = int(_MARKER.search(marks).group(1))
-    return f"{cited[n - 1].title}: {sentence}" if 1 <= n <= len(cited) else sentence
+def _same(a: Claim, b: Claim) -> bool:
+    return a.text == b.text or _similar(a.vector, b.vector)
 
 
-def _key(sentence: _Sentence) -> str:
-    """What a sentence is embedded as: with its document's title for context ("He directed..."
-    alone does not say who)."""
-    return f"{sentence.span.title}: {sentence.text}"
+def _similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is not None and b is not None and float(a @ b) > DUPLICATE
 
 
-_WORD = re.compile(r"\w+")
-_STOP = frozenset("a an the of in on at to for by with from and or is are was were be been what which who whom "
-                  "whose when where why how did does do that this it its as".split())
+def _fig(value: float) -> str:
+    return str(int(value)) if float(value).is_integer() else f"{value:g}"
 
 
-def _shortlist(question: str, sents: list[_Sentence], limit: int) -> list[_Sentence]:
-    """At most `limit` sentences, those sharing the most content words with the question (and
-    its spans' titles), in their original order: a cheap filter before the embedder ranks them."""
-    if len(sents) <= limit:
-        return sents
-    words = {w for w in _WORD.findall(question.lower()) if w not in _STOP}
-    overlap = [len(words & set(_WORD.findall(_key(s).lower()))) for s in sents]
-    keep = sorted(sorted(range(len(sents)), key=lambda i: (-overlap[i], i))[:limit])
-    return [sents[i] for i in keep]
-
-
-def _renumber(text: str, local: Sequence[Span], merged: list[Span]) -> str:
-    """Rewrite a part's [n] markers into positions of the merged citation list."""
-    def repl(m: re.Match[str]) -> str:
-        n = int(m.group(1))
-        if not 1 <= n <= len(local):
-            return ""
-        # The same chunk reached by two sub-questions (with two scores) is one source.
-        ids = [s.id for s in merged]
-        span = local[n - 1]
-        if span.id not in ids:
-            merged.append(span)
-            ids.append(span.id)
-        return f"[{ids.index(span.id) + 1}]"
-
-    return _MARKER.sub(repl, text)
-
-
-_PIECE = re.compile(r"\s*(.+?)\s*((?:\[\d+\])+)")
-
-
-def _pieces(text: str) -> list[tuple[str, str]]:
-    """(sentence, its citation markers) pairs of an extractive answer."""
-    return [(m.group(1), m.group(2)) for m in _PIECE.finditer(text)]
-
-
-def _label(line: str) -> tuple[str, str]:
-    label, sep, body = line.partition(" — ")
-    return (label, body) if sep else ("", line)
-
-
-def _only_cited(cited: list[Span], text: str) -> list[Span]:
-    """Citations that the text refers to; unreferenced ones can only trail the list."""
-    used = {int(n) for n in _MARKER.findall(text)}
-    return [s for i, s in enumerate(cited) if i + 1 in used] if used else []
+def _bare_title(title: str) -> str:
+    """"Lilu (mythology)" and "lilu" are the same document for the bridge check."""
+    return re.sub(r"\s*\([^)]*\)\s*$", "", title).strip().lower()

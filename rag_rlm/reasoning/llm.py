@@ -6,10 +6,14 @@ completion is capped at what is left (`max_new_tokens` at most). When even a pro
 evidence leaves no room for a short completion the step does not call the model: it returns
 error="budget" (plan: an empty Plan whose note says so).
 
+Replies are parsed into the same structured drafts the extractive reasoner makes: each sentence
+of the reply is a claim citing the passages its [n] markers name; a reply that says the passages
+do not answer (NOT FOUND) is a part with `found=False`.
+
 Failures of the model are values, not exceptions: a backend error or an unusable reply gives a
-Draft with `error` set (answer: empty text; merge: the parts joined without the model; reflect:
-the draft unchanged), or an empty Plan with a note. The tokens and calls of a returned Draft or
-Plan are those of that step alone; `llm_calls` counts prompts generated.
+Draft with `error` set (answer: no claims; merge: the parts kept as they are; reflect: the draft
+unchanged), or an empty Plan with a note. The tokens and calls of a returned Draft or Plan are
+those of that step alone; `llm_calls` counts prompts generated.
 """
 
 from __future__ import annotations
@@ -20,16 +24,8 @@ from pathlib import Path
 
 from ..llm.base import LLM, Generation, Message
 from ..types import Span
-from .base import Draft, Part, Plan
-from .prompts import (
-    Prompts,
-    clean,
-    parse_plan,
-    parse_verdict,
-    remap_citations,
-    render_evidence,
-    renumber_citations,
-)
+from .base import Draft, Evidence, Part, PartDraft, Plan, SubQuestion, Turn
+from .prompts import Prompts, clean, parse_claims, parse_plan, parse_verdict, render_claims, render_evidence
 
 MIN_NEW_TOKENS = 16  # below this no useful plan or answer fits: report "budget" instead
 MAX_SUB_QUESTIONS = 6
@@ -53,10 +49,10 @@ class LLMReasoner:
         self.max_new_tokens = max_new_tokens
         self.prompts = prompts if isinstance(prompts, Prompts) else Prompts.load(prompts)
 
-    # -- the four steps ----------------------------------------------------------------------
+    # -- the steps ---------------------------------------------------------------------------
 
-    def plan(self, question: str, spans: Sequence[Span], allowance: int) -> Plan:
-        glimpse = [replace(s, text=s.text[:PLAN_SPAN_CHARS]) for s in spans[:PLAN_SPANS]]
+    def plan(self, question: str, evidence: Evidence, allowance: int) -> Plan:
+        glimpse = [replace(s, text=s.text[:PLAN_SPAN_CHARS]) for s in evidence.spans[:PLAN_SPANS]]
         fit = self._fit("plan", {"question": question}, glimpse, allowance - self._reserve(allowance))
         if fit is None:
             return Plan(note="budget: no room for a plan prompt; answered directly")
@@ -71,25 +67,32 @@ class LLMReasoner:
             subs, note = subs[:MAX_SUB_QUESTIONS], f"{note}; kept the first {MAX_SUB_QUESTIONS}"
         return Plan(sub_questions=subs, note=note, **usage)
 
-    def answer(self, questions: Sequence[str], spans: Sequence[Sequence[Span]], allowance: int) -> list[Draft]:
-        if len(questions) != len(spans):
-            raise ValueError(f"{len(questions)} questions but {len(spans)} span lists")
+    def answer(self, questions: Sequence[SubQuestion], evidence: Sequence[Evidence], allowance: int) -> list[Draft]:
+        if len(questions) != len(evidence):
+            raise ValueError(f"{len(questions)} questions but {len(evidence)} evidence lists")
         if not questions:
             return []
         share = allowance // len(questions)
         room = share - self._reserve(share)
-        fits = [self._fit("answer", {"question": q}, s, room) for q, s in zip(questions, spans, strict=True)]
+        fits = [self._fit("answer", {"question": q.query}, e.spans, room) for q, e in zip(questions, evidence, strict=True)]
         ready = [f for f in fits if f is not None]
         # one batched call, so one completion cap: the one that fits every prompt of the batch
         cap = min((self._cap(share, f) for f in ready), default=0)
         gens = iter(self.llm.generate([f.messages for f in ready], cap) if ready else [])
-        return [self._answer_draft(next(gens), f) if f else _budget_draft() for f in fits]
+        return [self._answer_draft(q.text, next(gens), f) if f else _budget_draft(q.text)
+                for q, f in zip(questions, fits, strict=True)]
 
-    def merge(self, question: str, parts: Sequence[Part], allowance: int) -> Draft:
-        evidence, lines, joined = _combine(parts)
-        fallback = _draft(joined, evidence)
-        if not joined:
-            return replace(fallback, error="no sub-question was answered")
+    def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
+        """Independent parts stay parts (no model call: the structure is already right);
+        dependent sub-questions and hops are combined by the model into one answer."""
+        if parts and all(not p.sub_question.depends_on and p.sub_question.kind == "part" for p in parts):
+            return Draft(tuple(p.draft.parts[0] if p.draft.parts else PartDraft(p.sub_question.text) for p in parts))
+        answered = [own, *(p.draft for p in parts)]
+        evidence = list(dict.fromkeys(s for d in answered for s in d.cited))
+        fallback = _best(question, answered)
+        if not any(d.found for d in answered):
+            return replace(fallback, error=None if own.ok else own.error)
+        lines = [f"Q: {p.sub_question.text}\nA: {render_claims(p.draft, evidence) or '(not found)'}" for p in parts]
         values = {"question": question, "parts": "\n\n".join(lines)}
         fit = self._fit("merge", values, evidence, allowance - self._reserve(allowance))
         if fit is None:
@@ -98,18 +101,20 @@ class LLMReasoner:
         usage = {"tokens_in": gen.tokens_in, "tokens_out": gen.tokens_out, "llm_calls": 1}
         if gen.error is not None:
             return replace(fallback, error=f"backend: {gen.error}", **usage)
-        merged = _draft(clean(gen.text), evidence, **usage)
-        if fallback.cited and not merged.cited:  # ungrounded rewrite: keep what is grounded
-            return replace(fallback, notes=("merged answer cited nothing: parts joined instead",), **usage)
-        return merged
+        part, notes = parse_claims(question, clean(gen.text), list(fit.spans))
+        if fallback.found and not part.claims and part.found:  # ungrounded rewrite: keep what is grounded
+            return replace(fallback, notes=("merged answer cited nothing: best part kept",), **usage)
+        return Draft((part,), notes=notes, **usage)
 
-    def reflect(self, question: str, draft: Draft, spans: Sequence[Span], allowance: int) -> Draft:
+    def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
         # the draft's [k] is cited[k-1], so its citations lead the evidence list
         seen = {s.id for s in draft.cited}
-        evidence = list(draft.cited) + [s for s in spans if s.id not in seen]
-        values = {"question": question, "draft": draft.text}
+        shown = list(draft.cited) + [s for s in evidence.spans if s.id not in seen]
+        values = {"question": question, "draft": render_claims(draft, shown) or "(not found)"}
         unchanged = replace(draft, tokens_in=0, tokens_out=0, llm_calls=0)
-        fit = self._fit("reflect", values, evidence, allowance - self._reserve(allowance))
+        if len(draft.parts) != 1:  # a multi-part answer is checked part by part by its sub-steps
+            return replace(unchanged, missing=tuple(p.question for p in draft.parts if not p.found))
+        fit = self._fit("reflect", values, shown, allowance - self._reserve(allowance))
         if fit is None:
             return replace(unchanged, error="budget")
         gen = self.llm.generate([fit.messages], self._cap(allowance, fit))[0]
@@ -119,11 +124,20 @@ class LLMReasoner:
         ok, revised, missing = parse_verdict(clean(gen.text))
         if ok:
             return replace(unchanged, missing=missing, **usage)
-        new = _draft(revised, evidence, missing=missing, **usage)
-        if draft.cited and not new.cited:
-            note = "revision cited nothing: draft kept"
-            return replace(unchanged, missing=missing, notes=(*draft.notes, note), **usage)
-        return replace(new, notes=(*new.notes, "revised by reflection"))
+        part, notes = parse_claims(draft.parts[0].question, revised, list(fit.spans))
+        if draft.found and part.found and not any(c.sources for c in part.claims):
+            return replace(unchanged, missing=missing, notes=(*draft.notes, "revision cited nothing: draft kept"), **usage)
+        return Draft((part,), missing=missing, notes=(*notes, "revised by reflection"), **usage)
+
+    def condense(self, question: str, history: Sequence[Turn]) -> str:
+        """The condense-question step: the model rewrites the follow-up to stand on its own."""
+        turns = "\n".join(f"{t.role}: {t.content}" for t in history[-6:])
+        fit = self._fit("condense", {"question": question, "history": turns}, [], 4 * self.max_new_tokens + 2000)
+        if fit is None:
+            return question
+        gen = self.llm.generate([fit.messages], min(self.max_new_tokens, 96))[0]
+        text = clean(gen.text).splitlines()[0].strip() if gen.error is None and clean(gen.text) else ""
+        return text if 3 <= len(text) <= 4 * len(question) + 200 else question
 
     # -- fitting prompts into allowances -----------------------------------------------------
 
@@ -169,47 +183,24 @@ class LLMReasoner:
         messages = self.prompts.messages(step, evidence=evidence, **values)
         return _Fit(messages, self.llm.count_tokens(messages), tuple(span for span, _ in shown))
 
-    def _answer_draft(self, gen: Generation, fit: _Fit) -> Draft:
+    def _answer_draft(self, question: str, gen: Generation, fit: _Fit) -> Draft:
         usage = {"tokens_in": gen.tokens_in, "tokens_out": gen.tokens_out, "llm_calls": 1}
         if gen.error is not None:
-            return Draft(text="", error=f"backend: {gen.error}", **usage)
+            return Draft((PartDraft(question),), error=f"backend: {gen.error}", **usage)
         text = clean(gen.text)
         if not text:
-            return Draft(text="", error="empty answer", **usage)
-        return _draft(text, list(fit.spans), **usage)
+            return Draft((PartDraft(question),), error="empty answer", **usage)
+        part, notes = parse_claims(question, text, list(fit.spans))
+        return Draft((part,), notes=notes, **usage)
 
 
-def _budget_draft() -> Draft:
-    return Draft(text="", error="budget")
+def _budget_draft(question: str) -> Draft:
+    return Draft((PartDraft(question),), error="budget")
 
 
-def _draft(text: str, evidence: Sequence[Span], **fields: object) -> Draft:
-    """A Draft whose [k] markers are renumbered to its own `cited` tuple."""
-    text, used, dropped = renumber_citations(text, len(evidence))
-    notes = [] if used else ["no citations"]
-    if dropped:
-        notes.append(f"removed {dropped} citation(s) of passages that were not given")
-    return Draft(text=text, cited=tuple(evidence[i] for i in used), notes=tuple(notes), **fields)  # type: ignore[arg-type]
-
-
-def _combine(parts: Sequence[Part]) -> tuple[list[Span], list[str], str]:
-    """The parts' spans in one list (each span once), their answers renumbered to it, the
-    lines shown to the model, and the answered parts joined (the fallback answer)."""
-    evidence: list[Span] = []
-    index: dict[str, int] = {}
-    lines, answers = [], []
-    for part in parts:
-        draft = part.draft
-        if not draft.ok or not draft.text:
-            lines.append(f"Q: {part.question}\nA: (no answer: {draft.error or 'empty'})")
-            continue
-        mapping = {}
-        for k, span in enumerate(draft.cited, 1):
-            if span.id not in index:
-                index[span.id] = len(evidence)
-                evidence.append(span)
-            mapping[k] = index[span.id] + 1
-        text = remap_citations(draft.text, mapping)
-        lines.append(f"Q: {part.question}\nA: {text}")
-        answers.append(text)
-    return evidence, lines, "\n\n".join(answers)
+def _best(question: str, drafts: Sequence[Draft]) -> Draft:
+    """Without the model: the first answer that found something, as the question's answer."""
+    for d in drafts:
+        if d.found:
+            return Draft((replace(d.parts[0], question=question),))
+    return Draft((PartDraft(question),))

@@ -16,7 +16,8 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 
 from ..errors import ConfigError
-from .base import SubQuestion
+from ..types import Span
+from .base import Claim, Draft, PartDraft, Source, SubQuestion
 
 PLAN_SYSTEM = """\
 You split a question into the sub-questions needed to answer it from a knowledge base.
@@ -38,9 +39,10 @@ Some retrieved passages, for context:
 {evidence}"""
 
 ANSWER_SYSTEM = """\
-You answer questions using only the numbered passages given. Be brief and factual.
-Cite the passages you use as [1], [2]... right after the statement they support.
-If the passages do not contain the answer, say so."""
+You answer questions using only the numbered passages given.
+Answer in one to three short sentences, the answer first, in plain text (no lists, no Markdown).
+End every sentence with the passages it uses, as [1] or [1][2].
+If the passages do not contain the answer, reply with exactly: NOT FOUND"""
 
 ANSWER_USER = """\
 Passages:
@@ -68,8 +70,22 @@ Answer to the main question:"""
 REFLECT_SYSTEM = """\
 You check a draft answer against the numbered passages.
 If every statement is supported by the passages it cites, reply with the single word OK.
-Otherwise reply with a corrected answer that cites passages as [n].
+Otherwise reply with a corrected answer in plain sentences, each ending with its passages as [n];
+if the passages do not answer the question at all, reply with exactly: NOT FOUND
 If evidence needed to answer is missing, add a line "MISSING: <search query>" for each gap."""
+
+CONDENSE_SYSTEM = """\
+You rewrite the last question of a conversation so that it can be understood without the
+conversation: put back the subject that pronouns or ellipsis leave out ("And vision?",
+"Who approves it?"). If it already stands on its own, repeat it unchanged.
+Reply with the question only, on one line."""
+
+CONDENSE_USER = """\
+Conversation:
+{history}
+
+Last question: {question}
+Standalone question:"""
 
 REFLECT_USER = """\
 Passages:
@@ -93,6 +109,8 @@ class Prompts:
     merge_user: str = MERGE_USER
     reflect_system: str = REFLECT_SYSTEM
     reflect_user: str = REFLECT_USER
+    condense_system: str = CONDENSE_SYSTEM
+    condense_user: str = CONDENSE_USER
 
     @classmethod
     def load(cls, directory: str | Path | None = None) -> Prompts:
@@ -112,7 +130,7 @@ class Prompts:
         return replace(prompts, **overrides)
 
     def messages(self, step: str, **values: str) -> list[dict[str, str]]:
-        """The chat messages of one step ("plan", "answer", "merge", "reflect")."""
+        """The chat messages of one step ("plan", "answer", "merge", "reflect", "condense")."""
         system = getattr(self, f"{step}_system")
         user = getattr(self, f"{step}_user")
         return [{"role": "system", "content": system}, {"role": "user", "content": fill(user, **values)}]
@@ -193,39 +211,54 @@ def _list_items(text: str) -> list[tuple[str, list[int]]] | None:
     return [(q, []) for q in items] or None
 
 
-def renumber_citations(text: str, n_spans: int) -> tuple[str, list[int], int]:
-    """Markers [k] (1..n_spans) rewritten so that they count up in order of first use.
-    Returns the text, the 0-based indices of the cited spans in that order, and how many
-    markers pointed outside 1..n_spans (those are removed)."""
-    order: dict[int, int] = {}
-    dropped = 0
+_NOT_FOUND = re.compile(r"^\W*(?:not\s+found|the\s+passages\s+do\s+not\s+(?:contain|answer|say|mention))", re.IGNORECASE)
+_SENTENCE_END = re.compile(r"(?<=[.!?])(?:\s*(?:\[\d+(?:\s*[,;]\s*\d+)*\])+)?\s+(?=[A-Z0-9\"“(])")
+_MARKDOWN = re.compile(r"^\s*(?:[-*+•]|\d+[.)]|#{1,6})\s+|\*\*|__|`")
 
-    def rewrite(match: re.Match[str]) -> str:
-        nonlocal dropped
-        new = []
-        for k in (int(x) for x in re.split(r"\s*[,;]\s*", match.group(1))):
-            if not 1 <= k <= n_spans:
-                dropped += 1
+
+def parse_claims(question: str, text: str, spans: Sequence[Span]) -> tuple[PartDraft, tuple[str, ...]]:
+    """A model's answer as a part: NOT FOUND (or "the passages do not ...") is a part the evidence
+    does not answer; otherwise each sentence is a claim citing the spans its [n] markers name (the
+    markers point into `spans`, 1-based; others are dropped and noted)."""
+    text = text.strip()
+    if not text or _NOT_FOUND.match(text):
+        return PartDraft(question), ()
+    claims, dropped = [], 0
+    for line in filter(None, (ln.strip() for ln in text.splitlines())):
+        for sentence in _split_reply(_MARKDOWN.sub("", line)):
+            numbers = [int(k) for m in _CITATION.finditer(sentence) for k in re.split(r"\s*[,;]\s*", m.group(1))]
+            body = " ".join(_CITATION.sub(" ", sentence).split())
+            body = re.sub(r"\s+([.,;:!?])", r"\1", body)
+            if len(body) < 2:
                 continue
-            new.append(str(order.setdefault(k - 1, len(order) + 1)))
-        return f"[{', '.join(new)}]" if new else ""
+            good = [n for n in dict.fromkeys(numbers) if 1 <= n <= len(spans)]
+            dropped += len(numbers) - len([n for n in numbers if 1 <= n <= len(spans)])
+            sources = tuple(Source(spans[n - 1], spans[n - 1].start, spans[n - 1].end) for n in good)
+            claims.append(Claim(body, sources))
+    notes = [] if any(c.sources for c in claims) else ["no citations"]
+    if dropped:
+        notes.append(f"removed {dropped} citation(s) of passages that were not given")
+    return PartDraft(question, tuple(claims), bool(claims), 1.0 if claims else 0.0), tuple(notes)
 
-    out = _CITATION.sub(rewrite, text)
-    if dropped:  # "as shown [9]." lost its marker: close the gap it left before punctuation
-        out = re.sub(r"[ \t]+([.,;:])", r"\1", out)
-        out = re.sub(r"[ \t]{2,}", " ", out)
-    return out.strip(), list(order), dropped
+
+def _split_reply(text: str) -> list[str]:
+    """A reply's sentences, each keeping the markers that follow its full stop."""
+    out, start = [], 0
+    for m in _SENTENCE_END.finditer(text):
+        out.append(text[start:m.end()].strip())
+        start = m.end()
+    out.append(text[start:].strip())
+    return [s for s in out if s]
 
 
-def remap_citations(text: str, mapping: dict[int, int]) -> str:
-    """Markers [k] rewritten to [mapping[k]]; a k missing from `mapping` is removed."""
-
-    def one(match: re.Match[str]) -> str:
-        ks = [mapping.get(int(k)) for k in re.split(r"\s*[,;]\s*", match.group(1))]
-        kept = [str(k) for k in ks if k is not None]
-        return f"[{', '.join(kept)}]" if kept else ""
-
-    return _CITATION.sub(one, text)
+def render_claims(draft: Draft, spans: Sequence[Span]) -> str:
+    """A draft as the text a prompt shows the model, its markers numbering `spans` (1-based)."""
+    index = {s.id: i for i, s in enumerate(spans, 1)}
+    sentences = []
+    for claim in draft.claims:
+        marks = "".join(f"[{index[s.span.id]}]" for s in claim.sources if s.span.id in index)
+        sentences.append(f"{claim.text} {marks}".strip())
+    return " ".join(sentences)
 
 
 def parse_verdict(text: str, max_missing: int = 3) -> tuple[bool, str, tuple[str, ...]]:

@@ -7,6 +7,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 
+from .base import SIDE, Plan, SubQuestion
+
 WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
 
 # A sentence ends at . ! ? followed by space, at a blank line, or before a list item or heading;
@@ -27,7 +29,13 @@ _STOP_ENTITIES = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
                   "November", "December", "Owner", "Note", "See", "Also", "However", "Today", "Yes", "No","The", "A", "An", "It", "He", "She", "They", "This", "That", "In", "On", "At", "His", "Her",
                   "Its", "Their", "As", "After", "Are", "Is", "Was", "Were", "Do", "Does", "Did", "Has", "Have",
                   "Both", "Between", "Besides", "If", "Other", "Than", "Before", "During", "From", "By", "With", "For", "When", "While",
-                  "There", "These", "Those", "Who", "What", "Which", "Where", "How", "Why", "But", "And", "Or"}
+                  "There", "These", "Those", "Who", "What", "Which", "Where", "How", "Why", "But", "And", "Or",
+                  # words that are capitalised only because they open a sentence or a list item
+                  "Our", "Your", "You", "We", "Please", "Each", "Every", "All", "Any", "Some", "Most", "Many",
+                  "New", "Only", "Then", "Once", "Until", "Since", "Because", "Although", "Use", "Ask", "Open",
+                  "Run", "Book", "Request", "Submit", "Send", "Join", "Read", "Expenses", "Employees", "Up",
+                  "Everyone", "Nobody", "None", "Not", "Never", "Always", "Here", "First",
+                  "Second", "Third", "Next", "Last", "Finally", "Questions", "Step", "Steps"}
 
 
 def sentences(text: str) -> Iterator[tuple[int, int]]:
@@ -56,22 +64,39 @@ def _stripped(text: str, s: int, e: int) -> Iterator[tuple[int, int]]:
         yield s, e
 
 
-def split_question(question: str) -> list[str]:
-    """Independent parts of a question by its surface form; [] when it is one question."""
+def plan_by_form(question: str) -> Plan:
+    """Sub-questions read off the question's surface form: several questions or conjoined ones
+    are *parts* (answered each on its own, in order); a comparison of named things gives one
+    *side* per thing, its name as the focus. An empty plan when it is one question."""
     q = " ".join(question.split())
-    for rule in (_several_questions, _conjoined_questions, _entity_comparison, _both_comparison,
-                 _either_or_comparison):
+    for rule in (_several_questions, _conjoined_questions):
         parts = rule(q)
         if len(parts) >= 2:
-            return parts
-    return []
+            return Plan(tuple(SubQuestion(p[:1].upper() + p[1:]) for p in parts), note=f"rule: {rule.__name__.strip('_')}")
+    for rule in (_entity_comparison, _both_comparison, _either_or_comparison):
+        sides = rule(q)
+        if len(sides) >= 2:
+            subs = tuple(SubQuestion(q, focus=name, kind=SIDE, query_text=ask) for name, ask in sides)
+            return Plan(subs, note=f"rule: {rule.__name__.strip('_')}", comparison=comparison_word(q))
+    return Plan()
+
+
+def split_question(question: str) -> list[str]:
+    """The retrieval queries of `plan_by_form` ("Entity: question" for sides); [] for one question."""
+    return [s.query for s in plan_by_form(question).sub_questions]
+
+
+def comparison_word(question: str) -> str:
+    from .compose import comparison_cue
+
+    return comparison_cue(question)
 
 
 _COMPARE_CUE = re.compile(
     r"\b(?:both|same|either|respective|respectively|in common|between|each other)\b", re.IGNORECASE)
 
 
-def _entity_comparison(q: str) -> list[str]:
+def _entity_comparison(q: str) -> list[tuple[str, str]]:
     """A comparison of named things ("Which band was formed first, The Exies or Circus
     Diablo?", "Are both magazines, the Woman's Viewpoint and Pick Me Up, British?") -> one
     question per thing: "Circus Diablo: Which band was formed first?" — each retrieval then
@@ -87,7 +112,7 @@ def _entity_comparison(q: str) -> list[str]:
                                                          and " or " not in between):
         return []
     rest = residual_question(q)
-    return [f"{name}: {rest}" for name in names]
+    return [(name, rest) for name in names]
 
 
 def _several_questions(q: str) -> list[str]:
@@ -104,18 +129,18 @@ def _conjoined_questions(q: str) -> list[str]:
     return [p if p.endswith("?") else p.rstrip(".") + "?" for p in pieces]
 
 
-def _both_comparison(q: str) -> list[str]:
+def _both_comparison(q: str) -> list[tuple[str, str]]:
     """"Are X and Y both film directors?" -> "Is X film directors?", "Is Y ...?" (retrieval only
     needs the entity with the predicate, not perfect grammar)."""
     m = _BOTH.match(q)
     if not m:
         return []
     rest = m.group("rest").strip() or m.group("both")
-    verb = m.group("verb")
-    return [f"{verb.capitalize()} {m.group('a').strip()} {rest}?", f"{verb.capitalize()} {m.group('b').strip()} {rest}?"]
+    verb = m.group("verb").capitalize()
+    return [(side.strip(), f"{verb} {side.strip()} {rest}?") for side in (m.group("a"), m.group("b"))]
 
 
-def _either_or_comparison(q: str) -> list[str]:
+def _either_or_comparison(q: str) -> list[tuple[str, str]]:
     """"Which was released first, X or Y?" -> one question per option, with the head."""
     m = _COMPARE_OR.match(q)
     if not m or not re.match(WH, m.group("head"), re.IGNORECASE):
@@ -124,7 +149,7 @@ def _either_or_comparison(q: str) -> list[str]:
     a, b = m.group("a").strip(), m.group("b").strip()
     if len(a.split()) > 8 or len(b.split()) > 8:
         return []
-    return [f"{a}: {head}?", f"{b}: {head}?"]
+    return [(a, f"{head}?"), (b, f"{head}?")]
 
 
 def entities(text: str) -> list[str]:

@@ -1,0 +1,161 @@
+"""How the extractive reasoner picks what to say: scoring sentences against a question, deciding
+whether the evidence answers it at all, the short answer inside a sentence, and the statement that
+settles a comparison. Pure functions of strings and vectors."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+_WORD = re.compile(r"[a-z0-9]+(?:['’][a-z]+)?")
+STOP = frozenset(
+    "a an the of in on at to for by with from and or is are was were be been being what which who whom whose "
+    "when where why how did does do that this it its as i you we he she they me my your our their his her them "
+    "us can could should would will shall may might must has have had not no yes there here than then so if "
+    "about into over under up out any all some many much more most other such only also just very get gets got "
+    "need needs there's what's it's between both either each same one ones s".split())
+
+
+def content_words(text: str) -> set[str]:
+    """Lower-case words that carry meaning, lightly stemmed (plural -s), for overlap scores."""
+    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
+
+
+def _stem(word: str) -> str:
+    if len(word) > 4 and word.endswith("ies"):
+        return word[:-3] + "y"
+    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
+        return word[:-1]
+    return word
+
+
+@dataclass(frozen=True)
+class Scored:
+    """Candidate sentences scored against one question."""
+
+    scores: np.ndarray  # dense + lexical, the ranking score
+    dense: np.ndarray  # cosine similarity with the question
+    coverage: np.ndarray  # share of the question's content words in the sentence (and its context)
+
+
+LEXICAL_WEIGHT = 0.3
+
+
+def score(question: str, question_vector: np.ndarray, vectors: np.ndarray, contexts: Sequence[str]) -> Scored:
+    """`contexts[i]` is what sentence i says with its document title and heading: the words a
+    reader takes from its place ("Vision" heading over "100% covered")."""
+    dense = vectors @ question_vector if len(vectors) else np.zeros(0, dtype=np.float32)
+    words = content_words(question)
+    if words:
+        coverage = np.array([len(words & content_words(c)) / len(words) for c in contexts], dtype=np.float32)
+    else:
+        coverage = np.zeros(len(contexts), dtype=np.float32)
+    return Scored(dense + LEXICAL_WEIGHT * coverage, dense, coverage)
+
+
+# -- answerability ----------------------------------------------------------------------------
+
+# Calibrated on ../shared/data/squad2 (same-topic unanswerable questions) and off-topic questions
+# over examples/sample: see `rag-rlm eval` (answerability curve) and bench/eval_results.md.
+DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT = 1.0, 0.5, 0.5
+FOUND_THRESHOLD = 0.55
+
+
+def key_terms(question: str) -> set[str]:
+    """Names and figures the question gives ("Lisbon", "2017", "$500"): evidence that lacks one
+    of them is about something else, however similar it sounds."""
+    words = question.split()
+    keys = set()
+    for i, raw in enumerate(words):
+        w = raw.strip("?,.!;:\"'()“”‘’")
+        if not w:
+            continue
+        if any(ch.isdigit() for ch in w) or (i > 0 and w[:1].isupper() and w.lower() not in STOP):
+            keys |= content_words(w)
+    return keys
+
+
+def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str) -> float:
+    """How sure we are that the evidence answers the question: the best sentence's similarity and
+    word coverage, and whether the evidence names what the question names."""
+    keys = key_terms(question)
+    key_share = len(keys & content_words(evidence_text)) / len(keys) if keys else 1.0
+    return DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
+
+
+# -- the short answer -------------------------------------------------------------------------
+
+_YEAR = r"\b(?:1[5-9]\d\d|20\d\d)s?\b"
+_DATE = (r"\b(?:\d{1,2}\s+)?(?:January|February|March|April|May|June|July|August|September|October|November|"
+         r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?(?:\s+\d{1,2})?(?:,?\s+\d{4})?\b")
+_NUMBER = (r"(?:[$€£]\s?)?\b\d[\d,.]*(?:\s?(?:%|percent|per cent))?(?:\s+(?:[a-z]+\s+)?(?:days?|weeks?|months?|years?|"
+           r"hours?|minutes?|people|employees|km|miles|metres|meters|feet|million|billion|thousand))?")
+_NAME = r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|da|van|von|and|&)?\s*[A-Z][\w'’.-]*)*"
+
+
+def short_answer(question: str, sentence: str) -> str:
+    """The span of `sentence` that answers `question` when its type is clear (a date for "when",
+    a figure for "how many/much", a name for "who/where"), not repeating the question; else ""."""
+    q = question.lower()
+    if re.match(r"^\s*(?:in\s+)?(?:what|which)\s+year\b|^\s*when\b", q):
+        patterns = [_DATE, _YEAR]
+    elif re.match(r"^\s*how\s+(?:many|much|long|old|often|far)\b|^\s*what\s+(?:percentage|share|percent|"
+                  r"amount|number)\b", q):
+        patterns = [_NUMBER]
+    elif re.match(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:city|country|town|company|person|team|"
+                  r"band|state|river|film|movie|book|school|university)\b", q):
+        patterns = [_NAME]
+    else:
+        return ""
+    asked = content_words(question)
+    for pattern in patterns:
+        found = []
+        for m in re.finditer(pattern, sentence):
+            span = m.group(0).strip(" ,.;:")
+            words = content_words(span)
+            if span and words and not words <= asked and not _sentence_initial(sentence, m.start(), span):
+                found.append(span)
+        if found:  # two candidates of the type: which one answers is not clear, so say none
+            return found[0] if len(set(found)) == 1 else ""
+    return ""
+
+
+def _sentence_initial(sentence: str, start: int, span: str) -> bool:
+    """"The" or "Our" opening a sentence is no name; a real name keeps its capitals elsewhere too."""
+    return start == 0 and len(span.split()) == 1 and span.lower() in STOP | {"our", "please", "each", "every"}
+
+
+# -- comparisons ------------------------------------------------------------------------------
+
+_EARLY = {"first", "earlier", "earliest", "older", "oldest", "before", "sooner"}
+_LATE = {"later", "latest", "newer", "newest", "younger", "youngest", "last", "after", "more recently", "recent"}
+_MORE = {"more", "most", "larger", "largest", "bigger", "biggest", "higher", "highest", "longer", "longest",
+         "taller", "tallest", "greater", "greatest", "heavier", "faster", "wider"}
+_LESS = {"less", "least", "fewer", "fewest", "smaller", "smallest", "lower", "lowest", "shorter", "shortest",
+         "cheaper", "slower", "lighter"}
+
+
+def comparison_cue(question: str) -> str:
+    """The word that says what a comparison asks for ("first", "larger"), or ""."""
+    for word in re.findall(r"[a-z]+", question.lower()):
+        if word in _EARLY | _LATE | _MORE | _LESS:
+            return word
+    return ""
+
+
+def figure(text: str, cue: str) -> float | None:
+    """The figure a side's sentence gives for the cue: a year for first/later, else a number."""
+    if cue in _EARLY | _LATE:
+        m = re.search(_YEAR, text)
+        return float(m.group(0)[:4]) if m else None
+    m = re.search(r"\d[\d,]*(?:\.\d+)?", text)
+    return float(m.group(0).replace(",", "")) if m else None
+
+
+def winner(cue: str, figures: Sequence[float]) -> int:
+    """Index of the side the cue picks."""
+    smallest = cue in _EARLY | _LESS
+    return int(np.argmin(figures) if smallest else np.argmax(figures))
