@@ -192,8 +192,9 @@ def test_upload_drop_list_ask_and_delete_a_document(page):
     expect(answer.locator(".sources")).to_contain_text("zephyr")
 
     page.click("#tab-documents")
-    delete = row.get_by_role("button", name=re.compile("Delete"))
+    delete = row.locator("button.danger")
     delete.click()
+    expect(delete).to_have_text("Confirm delete")
     delete.click()  # the second click confirms
     expect(row).to_have_count(0)
     expect(page.locator("#upload-status")).to_contain_text("Deleted zephyr.md")

@@ -82,7 +82,7 @@ export class AnswerView {
     this.setProgress("Writing the answer…");
     if (!this.queued) { // re-render at most once a frame, however fast words arrive
       this.queued = true;
-      requestAnimationFrame(() => { this.queued = false; this.renderText(); });
+      requestAnimationFrame(() => { this.queued = false; if (!this.result) this.renderText(); });
     }
   }
 

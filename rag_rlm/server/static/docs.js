@@ -33,14 +33,15 @@ export class DocumentsView {
     box.hidden = false;
   }
 
-  async load() {
+  // keepError: after an upload or delete, whose error (if any) must stay on screen
+  async load({ keepError = false } = {}) {
     const name = this.ctx.collection();
     $("docs-collection").textContent = name || "—";
     const body = $("docs-table").querySelector("tbody");
     if (!name) { clear(body); $("docs-empty").hidden = false; return; }
     try {
       const data = await api(`/v1/collections/${enc(name)}/documents`);
-      this.showError(null);
+      if (!keepError) this.showError(null);
       this.render(name, data.documents || []);
     } catch (e) {
       clear(body);
@@ -55,7 +56,8 @@ export class DocumentsView {
     const body = clear($("docs-table").querySelector("tbody"));
     $("docs-empty").hidden = documents.length > 0;
     for (const d of documents) {
-      const del = h("button", { type: "button", class: "danger", "aria-label": `Delete ${d.id}` }, "Delete");
+      const del = h("button", { type: "button", class: "danger" });
+      this.arm(del, d, this.armed?.id === d.id && Date.now() < this.armed.until);
       del.addEventListener("click", () => this.confirmDelete(del, name, d));
       body.append(h("tr", { "data-id": d.id },
         h("td", {}, h("button", { type: "button", class: "link",
@@ -67,27 +69,33 @@ export class DocumentsView {
     }
   }
 
+  // Delete takes two clicks; the armed state survives a re-render of the list.
+  arm(button, doc, on) {
+    if (on) button.dataset.armed = "1";
+    else delete button.dataset.armed;
+    button.textContent = on ? "Confirm delete" : "Delete";
+    button.setAttribute("aria-label", on ? `Confirm: delete ${doc.id}` : `Delete ${doc.id}`);
+  }
+
   confirmDelete(button, name, doc) {
-    if (button.dataset.armed) { this.remove(name, doc); return; }
-    button.dataset.armed = "1";
-    button.textContent = "Confirm delete";
-    button.setAttribute("aria-label", `Confirm: delete ${doc.id}`);
+    if (button.dataset.armed) { this.armed = null; this.remove(name, doc); return; }
+    this.armed = { id: doc.id, until: Date.now() + 5000 };
+    this.arm(button, doc, true);
     setTimeout(() => {
-      if (!button.isConnected) return;
-      delete button.dataset.armed;
-      button.textContent = "Delete";
-      button.setAttribute("aria-label", `Delete ${doc.id}`);
+      if (this.armed?.id === doc.id) this.armed = null;
+      if (button.isConnected) this.arm(button, doc, false);
     }, 5000);
   }
 
   async remove(name, doc) {
+    this.showError(null);
     try {
       await api(docPath(name, doc.id), { method: "DELETE" });
       this.status(`Deleted ${doc.id}.`);
     } catch (e) {
       this.showError(e);
     }
-    await this.load();
+    await this.load({ keepError: true });
     this.ctx.collectionsChanged();
   }
 
@@ -111,7 +119,7 @@ export class DocumentsView {
       this.status("");
       this.showError(e);
     }
-    await this.load();
+    await this.load({ keepError: true });
     this.ctx.collectionsChanged();
   }
 
@@ -128,6 +136,8 @@ export class DocumentsView {
 }
 
 function describe(s) {
+  const total = ["new", "updated", "unchanged", "failed"].reduce((a, k) => a + (s[`documents_${k}`] || 0), 0);
+  if (!total) return ["Nothing was ingested: no file of a supported type (txt, md, html, pdf, docx, jsonl)."];
   const parts = [`${s.documents_new || 0} new`, `${s.documents_updated || 0} updated`,
     `${s.documents_unchanged || 0} unchanged`, `${s.documents_failed || 0} failed`];
   const out = [`Done: ${parts.join(", ")} · ${s.chunks_written || 0} chunks written.`];
