@@ -16,7 +16,7 @@ export function markedText(text, citationOf, onCite) {
     for (const n of m[1].split(",").map((s) => Number(s.trim()))) {
       const c = citationOf(n);
       group.append(h("button", {
-        type: "button", class: "cite", "data-n": String(n), disabled: !c,
+        type: "button", class: "cite", "data-n": String(n), "data-doc": c?.document_id, disabled: !c,
         "aria-label": c ? `Source ${n}: ${c.title || c.document_id}` : `Source ${n}`,
         title: c ? `${c.title || c.document_id} (chunk ${c.chunk_index})` : undefined,
         onclick: () => c && onCite(c),
