@@ -1,0 +1,135 @@
+"""Follow-up questions made standalone (`condense`), with the real bundled MiniLM embedder."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_rlm.embed import load_embedder
+from rag_rlm.reasoning.base import Turn
+from rag_rlm.reasoning.followup import condense
+
+
+@pytest.fixture(scope="module")
+def embedder():
+    return load_embedder()
+
+
+def user(text: str) -> Turn:
+    return Turn("user", text)
+
+
+def assistant(text: str) -> Turn:
+    return Turn("assistant", text)
+
+
+MEDICAL = [
+    user("What share of medical costs does the company cover?"),
+    assistant("The company covers 80% of medical costs for employees and their dependants."),
+]
+LAPTOP = [user("How do I get a new laptop?"), assistant("Request one through the IT portal; IT ships it within a week.")]
+RETIREMENT = [
+    user("Does the company offer a retirement plan?"),
+    assistant("Yes, the company offers a 401(k) retirement plan with a 4% match."),
+]
+
+
+def test_ellipsis_takes_the_frame_of_the_previous_question(embedder):
+    c = condense("And vision?", MEDICAL, embedder)
+    assert c.question == "What share of vision costs does the company cover?"
+    assert c.reason == "ellipsis"
+    assert c.subject == "vision costs"
+
+
+def test_pronoun_gets_the_subject_of_the_previous_question(embedder):
+    c = condense("Who do I need approval from to replace it later?", LAPTOP, embedder)
+    assert c.question == "Who do I need approval from to replace the new laptop later?"
+    assert (c.reason, c.subject) == ("pronoun", "new laptop")
+
+
+def test_specific_subject_wins_over_the_company(embedder):
+    c = condense("When do I become eligible for it?", RETIREMENT, embedder)
+    assert c.question == "When do I become eligible for the retirement plan?"
+    assert c.subject == "retirement plan"
+
+
+def test_ellipsis_with_a_preposition_replaces_the_place(embedder):
+    c = condense("How about in Toronto?", [user("How many desks does the Lisbon office have?")], embedder)
+    assert c.question == "How many desks does the Toronto office have?"
+
+
+def test_plural_pronoun_gets_the_phrase_with_its_attachment(embedder):
+    c = condense("Who approves them?", [user("What are the rules for expenses over $500?")], embedder)
+    assert c.question == "Who approves expenses over $500?"
+
+
+def test_replaced_head_takes_its_modifiers_along(embedder):
+    history = [user("How many vacation days do new hires get?")]
+    assert condense("What about contractors?", history, embedder).question == "How many vacation days do contractors get?"
+    assert condense("And for managers?", history, embedder).question == "How many vacation days do managers get?"
+
+
+def test_chain_of_ellipses_is_resolved_in_order(embedder):
+    history = [*MEDICAL, user("And vision?"), assistant("60% of vision costs.")]
+    c = condense("What about dental?", history, embedder)
+    assert c.question == "What share of dental costs does the company cover?"
+
+
+def test_pronoun_after_a_pronoun_follow_up(embedder):
+    history = [*RETIREMENT, user("When do I become eligible for it?"), assistant("After 90 days of employment.")]
+    c = condense("How much does the company contribute to it?", history, embedder)
+    assert c.question == "How much does the company contribute to the retirement plan?"
+
+
+def test_turns_without_a_subject_are_skipped(embedder):
+    history = [*LAPTOP, user("Thanks!"), assistant("You're welcome.")]
+    assert condense("Who approves it?", history, embedder).question == "Who approves the new laptop?"
+
+
+@pytest.mark.parametrize("question", [
+    "Who is the CEO?",
+    "How many vacation days do new hires get?",
+    "How many vacation days do new hires get in their first year, and can they carry unused days over to the next year?",
+    "If my laptop breaks, who repairs it?",
+    "How long does it take to get a new laptop?",
+    "Is there a limit on hotel costs this year?",
+    "Can contractors use their own cars?",
+])
+def test_standalone_questions_are_unchanged(embedder, question):
+    for history in (LAPTOP, RETIREMENT, [user("Who is the deputy CEO?")]):
+        c = condense(question, history, embedder)
+        assert (c.question, c.subject, c.reason) == (question, "", "standalone")
+
+
+def test_bare_keywords_unlike_the_previous_question_stand_alone(embedder):
+    assert condense("Parental leave policy?", LAPTOP, embedder).question == "Parental leave policy?"
+
+
+def test_empty_history_is_unchanged(embedder):
+    for question in ("And vision?", "Who approves them?", "When do I become eligible for it?"):
+        assert condense(question, [], embedder) == condense(question, [assistant("Hello!")], embedder)
+        assert condense(question, [], embedder).question == question
+
+
+def test_unplaceable_fragment_is_appended_not_guessed(embedder):
+    c = condense("What about contractors?", LAPTOP, embedder)
+    assert c.question == "How do I get a new laptop? (contractors)"
+    assert c.reason == "appended"
+
+
+def test_the_same_appends_the_subject(embedder):
+    c = condense("Is the same true for contractors?", [user("How many vacation days do new hires get?")], embedder)
+    assert c.question.startswith("Is the same true for contractors? (")
+    assert "hires" in c.question or "vacation days" in c.question
+
+
+@pytest.mark.parametrize(("history", "question", "expected"), [
+    ([user("Who is the CEO?")], "When did she join?", "When did the CEO join?"),
+    ([user("My laptop is broken, what do I do?")], "Can I get a new one?", "Can I get a new laptop?"),
+    ([user("How many desks does the Lisbon office have?")], "How many people work there?",
+     "How many people work at the Lisbon office?"),
+    ([user("What is the travel policy?")], "Who wrote it and when was it last updated?",
+     "Who wrote the travel policy and when was the travel policy last updated?"),
+    (RETIREMENT, "When does the plan start?", "When does the retirement plan start?"),
+])
+def test_other_references(embedder, history, question, expected):
+    assert condense(question, history, embedder).question == expected
