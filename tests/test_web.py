@@ -105,8 +105,6 @@ def test_a_cited_answer_streams_in_and_a_citation_opens_the_highlighted_span(pag
     cites = answer.locator(".answer-text button.cite")
     assert cites.count() >= 1
     expect(answer.locator(".sources li").first).to_be_visible()
-    SCREENSHOT.parent.mkdir(exist_ok=True)
-    page.screenshot(path=str(SCREENSHOT))
 
     cites.first.click()
     viewer = page.locator("#viewer")
@@ -158,6 +156,9 @@ def test_why_this_answer_shows_the_call_tree(page):
     expect(tree.locator(".trace-summary")).to_contain_text("steps")
     expect(tree.locator(".kind-retrieve").first).to_be_visible()
     expect(tree.locator(".stat", has_text=re.compile(r"\d+ spans")).first).to_be_visible()
+    SCREENSHOT.parent.mkdir(exist_ok=True)  # the README's picture: an answer, its sources, its call tree
+    page.evaluate("window.scrollTo(0, 0)")
+    page.screenshot(path=str(SCREENSHOT))
 
 
 def test_upload_drop_list_ask_and_delete_a_document(page):
