@@ -18,10 +18,10 @@ import threading
 import time
 from pathlib import Path
 
-from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.embed import load_embedder
+from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.memory.state import SqliteState
 from rag_rlm.reasoning.extractive import ExtractiveReasoner

@@ -26,10 +26,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from ingest.chunker import chunk_text  # noqa: E402
-from ingest.parsers import parse_file  # noqa: E402
 from rag_rlm.config import Settings  # noqa: E402
 from rag_rlm.embed import load_embedder  # noqa: E402
+from rag_rlm.ingest.chunker import chunk_text  # noqa: E402
+from rag_rlm.ingest.parsers import parse_file  # noqa: E402
 
 HOTPOT = Path("/work/shared/data/hotpotqa/corpus.jsonl")
 

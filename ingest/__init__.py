@@ -1,1 +1,1 @@
-"""The `ingest` CLI: discover -> parse -> chunk -> hash -> embed in batches -> upsert."""
+"""The `ingest` CLI; the flow itself lives in `rag_rlm.ingest`."""

@@ -17,8 +17,7 @@ from pathlib import Path
 
 from rag_rlm.config import Settings
 from rag_rlm.errors import ConfigError, ModelNotFound, RagRlmError
-
-from .pipeline import IngestSummary, ingest_paths
+from rag_rlm.ingest.pipeline import IngestSummary, ingest_paths
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 

@@ -19,6 +19,7 @@ from .errors import ConfigError
 
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
+SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,9 @@ class Settings:
     chunk_tokens: int = 200
     chunk_overlap: int = 32
     batch_size: int = 64
+    # sentence memory: "encode" each sentence (ranks best), or "pool" the chunk pass's token
+    # vectors over it (less ingest time, a little worse)
+    sentence_vectors: str = "encode"
     # generation: empty = no model, the extractive reasoner answers
     llm: str = ""  # "local:PATH", a bare model folder, or "openai+http://host:port/v1"
     llm_model: str = ""  # model name sent to an OpenAI-compatible server
@@ -199,6 +203,8 @@ def _validate(s: Settings) -> None:
     for name in ("llm_timeout", "request_timeout"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
+    if s.sentence_vectors not in SENTENCE_VECTORS:
+        raise ConfigError("sentence_vectors", f"must be one of {', '.join(SENTENCE_VECTORS)}, got {s.sentence_vectors!r}")
     if s.llm_quantization not in QUANTIZATIONS:
         raise ConfigError("llm_quantization", f"must be one of {', '.join(QUANTIZATIONS)}, got {s.llm_quantization!r}")
     if not 0 < s.port < 65536:

@@ -77,6 +77,28 @@ class SentenceTransformerEmbedder:
             )
         return np.asarray(vectors, dtype=np.float32)
 
+    def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
+        """`embed(texts)` plus, from the same forward pass, each text's token vectors (before
+        pooling) with their character (start, end) in the text, special tokens left out: what
+        sentence vectors are pooled from at ingest. Texts must fit the model (chunks do)."""
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32), []
+        with self._encode_lock:
+            outputs = self.model.encode(
+                list(texts), batch_size=self.batch_size, output_value=None, convert_to_numpy=False,
+                show_progress_bar=False,
+            )
+        vectors = np.stack([o["sentence_embedding"].float().cpu().numpy() for o in outputs])
+        vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
+        tokens = []
+        for text, out in zip(texts, outputs, strict=True):
+            n = int(out["attention_mask"].sum())
+            offsets = np.asarray(self.token_offsets(text), dtype=np.int64).reshape(-1, 2)
+            vecs = out["token_embeddings"][1:n - 1].float().cpu().numpy()  # without [CLS] and [SEP]
+            m = min(len(vecs), len(offsets))
+            tokens.append((vecs[:m], offsets[:m]))
+        return vectors.astype(np.float32, copy=False), tokens
+
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         with self._token_lock:
             enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)

@@ -8,7 +8,7 @@ from pathlib import Path
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ingest.chunker import chunk_text, token_limit
+from rag_rlm.ingest.chunker import chunk_text, token_limit
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample"
 HOTPOT = Path("/work/shared/data/hotpotqa/corpus.jsonl")

@@ -12,10 +12,10 @@ from hypothesis import HealthCheck, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.errors import Cancelled, UnknownCollection
+from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.reasoning.base import Draft, Plan, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner

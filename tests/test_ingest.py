@@ -15,7 +15,7 @@ import pytest
 from test_parsers import make_docx, make_pdf, write
 
 from ingest.cli import main
-from ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
+from rag_rlm.ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.types import Document
 
@@ -97,6 +97,45 @@ def test_a_modified_file_replaces_its_chunks(tmp_path, store, embedder, settings
     assert record.chunk_count == len(spans) == summary.chunks_written > 1
     assert not any("Hannah Lindqvist" in s.text for s in spans)
     assert "Rule 7:" in top(store, embedder, collection, "meal cap on trip day 7").text
+
+
+def test_sentences_are_stored_with_their_vectors_and_exact_offsets(tmp_path, store, embedder, settings, collection):
+    corpus = make_corpus(tmp_path / "corpus")
+    assert run([corpus], store, embedder, settings, collection).documents_failed == 0
+    doc_id = "expenses.md"
+    text = store.document_text(collection, doc_id)
+    assert text == (corpus / "expenses.md").read_text().rstrip("\n")
+    spans = stored_chunks(store, embedder, collection, doc_id)
+    sentences, vectors = store.sentences(collection, spans)
+    assert [(s.kind, s.heading, s.text) for s in sentences] == [
+        ("heading", "", "Expense policy"),
+        ("text", "Expense policy", "Expenses over $500 are approved by the Finance Director, Hannah Lindqvist."),
+        ("heading", "Expense policy", "Receipts"),
+        ("text", "Receipts", "Keep every receipt over $25.")]
+    assert all(text[s.start:s.end] == s.text for s in sentences)
+    assert vectors.shape == (4, embedder.dimension)
+    assert (vectors * embedder.embed([s.text for s in sentences])).sum(axis=1).min() > 0.999
+    # a changed file replaces its sentences too
+    write(corpus / "expenses.md", "# Expense policy\n\nAll expenses need a receipt.\n")
+    run([corpus], store, embedder, settings, collection)
+    spans = stored_chunks(store, embedder, collection, doc_id)
+    assert [s.text for s in store.sentences(collection, spans)[0]] == ["Expense policy", "All expenses need a receipt."]
+
+
+def test_pooled_sentence_vectors_setting(store, embedder, settings, collection):
+    from dataclasses import replace
+
+    text = "# Travel\n\nFlights are booked by the travel desk. Hotels are capped at 120 EUR a night."
+    doc = Document(id="travel", title="Travel", source="", text=text, content_hash="h1")
+    summary = ingest_documents([doc], collection=collection, store=store, embedder=embedder,
+                               settings=replace(settings, sentence_vectors="pool"))
+    assert summary.documents_new == 1
+    sentences, vectors = store.sentences(collection, stored_chunks(store, embedder, collection, "travel"))
+    assert [s.text for s in sentences] == ["Travel", "Flights are booked by the travel desk.",
+                                           "Hotels are capped at 120 EUR a night."]
+    assert vectors.shape == (3, embedder.dimension)
+    q = embedder.embed(["How much may a hotel cost per night?"])[0]
+    assert sentences[int((vectors @ q).argmax())].text.startswith("Hotels")
 
 
 def test_bad_files_are_reported_while_the_rest_goes_in_and_stored_copies_survive(

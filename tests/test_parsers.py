@@ -10,8 +10,8 @@ from pathlib import Path
 import docx
 import pytest
 
-from ingest.discover import discover
-from ingest.parsers import PARSERS, ParseError, parse_file
+from rag_rlm.ingest.discover import discover
+from rag_rlm.ingest.parsers import PARSERS, ParseError, parse_file
 
 
 def make_pdf(pages: list[list[str]]) -> bytes:

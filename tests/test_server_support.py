@@ -15,9 +15,9 @@ from pathlib import Path
 import httpx
 import uvicorn
 
-from ingest.pipeline import ingest_paths
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
+from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.server import create_app
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"

@@ -247,3 +247,139 @@ def test_state_store_kind_follows_the_store_url(store_url, tmp_path):
         assert sqlite_file.exists() == store_url.startswith("qdrant")
     finally:
         state.close()
+
+
+# -- sentence memory ---------------------------------------------------------------------------
+
+DOC_TEXT = ("# Travel policy\n\nFlights are booked early. Hotels cost at most 120 EUR.\n\n"
+            "## Meals\n\n- Lunch is covered up to 25 EUR. Dinner too.\n- Receipts are required.")
+
+
+def write_with_sentences(store: Store, collection: str, embedder, doc_id: str = "policy",
+                         text: str = DOC_TEXT, chunk_at: tuple[int, ...] = ()):
+    """The document in chunks cut at `chunk_at` (no gaps; or one chunk), with its sentences."""
+    from rag_rlm.ingest.sentences import split_sentences
+
+    doc = Document(id=doc_id, title="Policy", source=f"/docs/{doc_id}.md", text=text,
+                   content_hash=hashlib.sha256(text.encode()).hexdigest())
+    cuts = [0, *chunk_at, len(text)]
+    chunks = [Chunk(doc_id, i, text[a:b], a, b) for i, (a, b) in enumerate(zip(cuts, cuts[1:], strict=False))]
+    sentences = split_sentences(text, doc_id)
+    vectors = embedder.embed([s.text for s in sentences])
+    store.write_document(collection, doc, chunks, embedder.embed([c.text for c in chunks]), sentences, vectors)
+    return doc, chunks, sentences, vectors
+
+
+def span_of(doc_id: str, start: int, end: int, index: int = 0):
+    from rag_rlm.types import Span
+
+    return Span(doc_id, index, "", "", "", start, end, 0.0)
+
+
+def test_sentences_round_trip_with_vectors(store, collection, embedder):
+    _, _, sentences, vectors = write_with_sentences(store, collection, embedder)
+    found, got = store.sentences(collection, [span_of("policy", 0, len(DOC_TEXT))])
+    assert found == sentences
+    assert [s.kind for s in found] == ["heading", "text", "text", "heading", "item", "item", "item"]
+    assert found[4].heading == "Meals" and found[4].text == "Lunch is covered up to 25 EUR."
+    assert got.dtype == np.float32 and got.shape == vectors.shape
+    np.testing.assert_allclose(got, vectors, atol=1e-6)
+
+
+def test_sentences_overlapping_spans_in_span_order(store, collection, embedder):
+    write_with_sentences(store, collection, embedder)
+    write_with_sentences(store, collection, embedder, "other", "First other sentence. Second other sentence.")
+    hotels = DOC_TEXT.index("Hotels cost")
+    lunch = DOC_TEXT.index("Lunch")
+    spans = [span_of("other", 30, 31), span_of("policy", lunch + 3, lunch + 5),
+             span_of("policy", hotels - 3, hotels + 1), span_of("policy", lunch, lunch + 2)]
+    found, vectors = store.sentences(collection, spans)
+    # "other" first (named first), then policy's sentences once each, in document order
+    assert [(s.document_id, s.text) for s in found] == [
+        ("other", "Second other sentence."),
+        ("policy", "Flights are booked early."), ("policy", "Hotels cost at most 120 EUR."),
+        ("policy", "Lunch is covered up to 25 EUR.")]
+    assert vectors.shape == (4, embedder.dimension)
+    q = embedder.embed(["How much may a hotel cost?"])[0]
+    assert found[int(np.argmax(vectors @ q))].text == "Hotels cost at most 120 EUR."
+    # a span ending exactly where a sentence starts does not overlap it
+    assert store.sentences(collection, [span_of("policy", 0, DOC_TEXT.index("Flights"))])[0] == [
+        store.sentences(collection, [span_of("policy", 0, 3)])[0][0]]
+    assert store.sentences(collection, [span_of("nope", 0, 100)])[1].shape == (0, embedder.dimension)
+
+
+def test_rewrite_replaces_sentences_and_delete_removes_them(store, collection, embedder):
+    write_with_sentences(store, collection, embedder)
+    everything = [span_of("policy", 0, 10_000)]
+    write_with_sentences(store, collection, embedder, text="Only one sentence now.")
+    found, vectors = store.sentences(collection, everything)
+    assert [s.text for s in found] == ["Only one sentence now."] and vectors.shape == (1, embedder.dimension)
+    write_with_sentences(store, collection, embedder, "keep", "This one stays here.")
+    assert store.delete_document(collection, "policy")
+    assert store.sentences(collection, everything)[0] == []
+    assert [s.text for s in store.sentences(collection, [span_of("keep", 0, 5)])[0]] == ["This one stays here."]
+    store.drop_collection(collection)
+    write(store, collection, embedder, "python", CORPUS["python"])  # recreated: no old sentences
+    assert store.sentences(collection, [span_of("keep", 0, 5)])[0] == []
+
+
+def test_a_document_written_without_sentences_has_none(store, collection, embedder):
+    write_with_sentences(store, collection, embedder)
+    write(store, collection, embedder, "python", CORPUS["python"])
+    found, vectors = store.sentences(collection, [span_of("python", 0, 1000)])
+    assert found == [] and vectors.shape == (0, embedder.dimension) and vectors.dtype == np.float32
+    write(store, collection, embedder, "policy", ["A rewrite without sentences."])  # drops the old ones
+    assert store.sentences(collection, [span_of("policy", 0, 1000)])[0] == []
+
+
+def test_sentence_vectors_are_checked(store, collection, embedder):
+    from rag_rlm.ingest.sentences import split_sentences
+
+    doc = Document(id="d", title="D", source="", text="One sentence here. Two sentences here.", content_hash="h")
+    chunks = [Chunk("d", 0, doc.text, 0, len(doc.text))]
+    sentences = split_sentences(doc.text, "d")
+    with pytest.raises(StoreError, match="sentence vectors"):
+        store.write_document(collection, doc, chunks, embedder.embed([doc.text]), sentences,
+                             embedder.embed([sentences[0].text]))
+
+
+def test_document_text_is_rebuilt_with_exact_offsets(store, collection, embedder):
+    text = "First block of text.\n\n  Second block, after a gap.\n\nThird block with overlap here."
+    second, third = text.index("Second"), text.index("Third")
+    doc = Document(id="d", title="D", source="", text=text, content_hash="h")
+    chunks = [Chunk("d", 0, text[:20], 0, 20), Chunk("d", 1, text[second:third + 5], second, third + 5),
+              Chunk("d", 2, text[third:], third, len(text))]  # gaps between 0/1, overlap 1/2
+    store.write_document(collection, doc, chunks, embedder.embed([c.text for c in chunks]))
+    rebuilt = store.document_text(collection, "d")
+    assert len(rebuilt) == len(text)
+    assert all(rebuilt[c.start:c.end] == c.text for c in chunks)
+    assert rebuilt[20:second] == "\n" * (second - 20)  # the gap: newlines
+    assert rebuilt[:20] == text[:20] and rebuilt[second:] == text[second:]
+    with pytest.raises(KeyError):
+        store.document_text(collection, "missing")
+    with pytest.raises(UnknownCollection):
+        store.document_text("no_such_collection_here", "d")
+    with pytest.raises(UnknownCollection):
+        store.sentences("no_such_collection_here", [span_of("d", 0, 1)])
+
+
+def test_pgvector_collection_from_before_sentence_memory(pg_url, collection, embedder):
+    """A collection whose sentence table does not exist (made by the previous version) reads as
+    having no sentences, and gets the table on its next write with sentences."""
+    import psycopg
+
+    from rag_rlm.memory.migrate import postgres_dsn
+
+    store = open_store(pg_url)
+    try:
+        write(store, collection, embedder, "python", CORPUS["python"])
+        with psycopg.connect(postgres_dsn(pg_url), autocommit=True) as conn:
+            cid = conn.execute("SELECT id FROM rag_rlm_collections WHERE name = %s", (collection,)).fetchone()[0]
+            conn.execute(f"DROP TABLE rag_rlm_sentences_{cid}")
+        assert store.sentences(collection, [span_of("python", 0, 100)])[0] == []
+        write(store, collection, embedder, "bread", CORPUS["bread"])  # no sentences: no table needed
+        assert store.delete_document(collection, "bread")
+        _, _, sentences, _ = write_with_sentences(store, collection, embedder)
+        assert store.sentences(collection, [span_of("policy", 0, 10_000)])[0] == sentences
+    finally:
+        store.close()

@@ -59,7 +59,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _ingest(args: argparse.Namespace, collection: str, store: Any, embedder: Any, settings: Settings) -> bool:
-    from ingest.pipeline import ingest_paths
+    from rag_rlm.ingest.pipeline import ingest_paths
 
     summary = ingest_paths([args.corpus], collection=collection, store=store, embedder=embedder,
                            settings=settings, progress=not args.quiet)

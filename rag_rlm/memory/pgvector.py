@@ -9,9 +9,14 @@ scan and silently return fewer than k hits for small collections. Dropping a col
 `DROP TABLE`. Each chunk row carries a generated `tsvector` ('english') with a GIN index for
 hybrid search.
 
+Sentence memory lives beside the chunks in `rag_rlm_sentences_<collection id>` (text, exact
+offsets, heading, kind and vector of every sentence; no vector index: sentences are looked up by
+document and offsets, never searched). Collections made before it existed get the table on their
+next write, and read as having no sentences until then.
+
 Every write is one transaction: the collection's version is bumped first (which also serialises
-writers of one collection on that row), the document's old chunks deleted, the new ones COPYed in
-binary, and the document record upserted.
+writers of one collection on that row), the document's old chunks and sentences deleted, the new
+ones COPYed in binary, and the document record upserted.
 """
 
 from __future__ import annotations
@@ -30,9 +35,10 @@ from psycopg_pool import ConnectionPool
 
 from ..config import validate_collection_name
 from ..errors import StoreError, UnknownCollection
-from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from . import pgsearch
 from .migrate import ensure_migrated, postgres_dsn
+from .sentences import check_sentences, rebuild_text
 
 # HNSW candidates per query. At 100k clustered vectors (bench_search.py --data clustered) 40 gives
 # recall@10 0.992 and 100 gives 1.000; uniform random 384-d vectors have no neighbourhood structure
@@ -41,10 +47,15 @@ from .migrate import ensure_migrated, postgres_dsn
 EF_SEARCH = 40
 HNSW_PARAMS = "m = 16, ef_construction = 64"
 _COPY_TYPES = ["text", "int4", "text", "int4", "int4", "vector"]
+_SENTENCE_COPY_TYPES = ["text", "int4", "text", "int4", "int4", "text", "text", "vector"]
 
 
 def _chunks_table(cid: int) -> sql.Identifier:
     return sql.Identifier(f"rag_rlm_chunks_{cid}")
+
+
+def _sentences_table(cid: int) -> sql.Identifier:
+    return sql.Identifier(f"rag_rlm_sentences_{cid}")
 
 
 def _hnsw_index(cid: int) -> sql.Identifier:
@@ -73,9 +84,11 @@ class PgVectorStore:
     # -- writes ---------------------------------------------------------------------------------
 
     def write_document(
-        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray,
+        sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
     ) -> None:
         vectors = _check_vectors(document, chunks, vectors)
+        sentence_vectors = check_sentences(document, sentences, sentence_vectors, vectors.shape[1])
         with self._tx(f"writing document {document.id!r}") as conn:
             # Atomic and consistent either way; not waiting for the WAL flush only means an OS
             # crash can lose the last few documents, which the next ingest (by hash) rewrites.
@@ -91,6 +104,7 @@ class PgVectorStore:
                 copy.set_types(_COPY_TYPES)
                 for chunk, vector in zip(chunks, vectors, strict=True):
                     copy.write_row((document.id, chunk.index, chunk.text, chunk.start, chunk.end, vector))
+            self._write_sentences(conn, cid, vectors.shape[1], document.id, sentences, sentence_vectors)
             conn.execute(
                 "INSERT INTO rag_rlm_documents AS d (collection_id, document_id, title, source,"
                 " content_hash, chunk_count, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)"
@@ -100,6 +114,27 @@ class PgVectorStore:
                 (cid, document.id, document.title, document.source, document.content_hash,
                  len(chunks), Jsonb(dict(document.metadata))),
             )
+
+    def _write_sentences(
+        self, conn: psycopg.Connection, cid: int, dim: int, document_id: str,
+        sentences: Sequence[Sentence], vectors: np.ndarray,
+    ) -> None:
+        table = _sentences_table(cid)
+        if sentences:
+            _create_sentences_table(conn, cid, dim)  # a collection from before sentence memory
+        elif not _has_table(conn, table):
+            return
+        conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document_id,))
+        if not sentences:
+            return
+        copy_sql = sql.SQL(
+            "COPY {} (document_id, sentence_index, text, start_pos, end_pos, heading, kind, embedding)"
+            " FROM STDIN WITH (FORMAT BINARY)"
+        ).format(table)
+        with conn.cursor().copy(copy_sql) as copy:
+            copy.set_types(_SENTENCE_COPY_TYPES)
+            for s, vector in zip(sentences, vectors, strict=True):
+                copy.write_row((document_id, s.index, s.text, s.start, s.end, s.heading, s.kind, vector))
 
     def delete_document(self, collection: str, document_id: str) -> bool:
         with self._tx(f"deleting document {document_id!r}") as conn:
@@ -111,6 +146,9 @@ class PgVectorStore:
             if gone is None:
                 return False
             conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_chunks_table(cid)), (document_id,))
+            if _has_table(conn, _sentences_table(cid)):
+                conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_sentences_table(cid)),
+                             (document_id,))
             _bump_version(conn, cid)
             return True
 
@@ -120,6 +158,7 @@ class PgVectorStore:
             cid, _ = _collection_row(conn, collection)
             conn.execute("DELETE FROM rag_rlm_collections WHERE id = %s", (cid,))
             conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_chunks_table(cid)))
+            conn.execute(sql.SQL("DROP TABLE IF EXISTS {}").format(_sentences_table(cid)))
 
     @contextmanager
     def bulk_load(self, collection: str) -> Iterator[None]:
@@ -169,6 +208,42 @@ class PgVectorStore:
             query, params = pgsearch.search_sql(_chunks_table(cid), cid, query_vector, k, where, text)
             rows = conn.execute(query, params).fetchall()
         return [Span(*row[:7], score=float(row[7])) for row in rows]
+
+    def sentences(self, collection: str, spans: Sequence[Span]) -> tuple[list[Sentence], np.ndarray]:
+        with self._tx(f"reading sentences of {collection!r}") as conn:
+            cid, dim = _collection_row(conn, collection)
+            table = _sentences_table(cid)
+            if not spans or not _has_table(conn, table):
+                return [], np.zeros((0, dim), dtype=np.float32)
+            rank: dict[str, int] = {}
+            for span in spans:
+                rank.setdefault(span.document_id, len(rank))
+            rows = conn.execute(sql.SQL(
+                "SELECT t.document_id, t.sentence_index, t.text, t.start_pos, t.end_pos, t.heading, t.kind,"
+                " t.embedding FROM {} t JOIN unnest(%s::text[], %s::int[]) AS d(document_id, rank)"
+                " ON t.document_id = d.document_id"
+                " WHERE EXISTS (SELECT 1 FROM unnest(%s::text[], %s::int[], %s::int[]) AS s(document_id, lo, hi)"
+                "  WHERE s.document_id = t.document_id AND t.start_pos < s.hi AND t.end_pos > s.lo)"
+                " ORDER BY d.rank, t.sentence_index"
+            ).format(table), (
+                list(rank), list(rank.values()),
+                [s.document_id for s in spans], [s.start for s in spans], [s.end for s in spans],
+            )).fetchall()
+        found = [Sentence(document_id=r[0], index=r[1], text=r[2], start=r[3], end=r[4], heading=r[5], kind=r[6])
+                 for r in rows]
+        if not rows:
+            return found, np.zeros((0, dim), dtype=np.float32)
+        return found, np.stack([_as_array(r[7]) for r in rows])
+
+    def document_text(self, collection: str, document_id: str) -> str:
+        with self._tx(f"reading document {document_id!r}") as conn:
+            cid, _ = _collection_row(conn, collection)
+            rows = conn.execute(sql.SQL(
+                "SELECT text, start_pos, end_pos FROM {} WHERE document_id = %s ORDER BY chunk_index"
+            ).format(_chunks_table(cid)), (document_id,)).fetchall()
+        if not rows:
+            raise KeyError(document_id)
+        return rebuild_text(rows)
 
     def collections(self) -> list[CollectionInfo]:
         with self._tx("listing collections") as conn:
@@ -236,6 +311,7 @@ class PgVectorStore:
         ).format(table, sql.SQL(str(int(dim)))))
         conn.execute(sql.SQL("CREATE INDEX {} ON {} USING gin (tsv)").format(
             sql.Identifier(f"rag_rlm_chunks_{cid}_tsv"), table))
+        _create_sentences_table(conn, cid, dim)
         with self._lock:
             bulk = name in self._bulk
         if not bulk:
@@ -281,6 +357,28 @@ def _create_hnsw_index(conn: psycopg.Connection, cid: int) -> None:
     conn.execute(sql.SQL(
         "CREATE INDEX IF NOT EXISTS {} ON {} USING hnsw (embedding vector_cosine_ops) WITH ({})"
     ).format(_hnsw_index(cid), _chunks_table(cid), sql.SQL(HNSW_PARAMS)))
+
+
+def _create_sentences_table(conn: psycopg.Connection, cid: int, dim: int) -> None:
+    table = _sentences_table(cid)
+    conn.execute(sql.SQL(
+        "CREATE TABLE IF NOT EXISTS {} (document_id text NOT NULL, sentence_index integer NOT NULL,"
+        " text text NOT NULL, start_pos integer NOT NULL, end_pos integer NOT NULL,"
+        " heading text NOT NULL DEFAULT '', kind text NOT NULL DEFAULT 'text', embedding vector({}) NOT NULL,"
+        " PRIMARY KEY (document_id, sentence_index))"
+    ).format(table, sql.SQL(str(int(dim)))))
+    conn.execute(sql.SQL("CREATE INDEX IF NOT EXISTS {} ON {} (document_id, start_pos)").format(
+        sql.Identifier(f"rag_rlm_sentences_{cid}_pos"), table))
+
+
+def _as_array(value: Any) -> np.ndarray:
+    """A vector column value (pgvector's Vector, or an array with older adapters) as float32."""
+    return np.asarray(value.to_numpy() if hasattr(value, "to_numpy") else value, dtype=np.float32)
+
+
+def _has_table(conn: psycopg.Connection, table: sql.Identifier) -> bool:
+    row = conn.execute("SELECT to_regclass(%s)", (table.as_string(conn),)).fetchone()
+    return row is not None and row[0] is not None
 
 
 def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:

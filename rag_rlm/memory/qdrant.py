@@ -9,6 +9,10 @@ upsert the chunks, delete the document's stale points, then write the document r
 collection version LAST — an interrupted write leaves the old (or no) content hash behind and the
 next ingest simply redoes the document.
 
+Sentence memory: the document's sentences (text, exact offsets, heading, kind, vector) are the
+points of a second Qdrant collection, `rag_rlm_s__<name>`, written in the same order as the
+chunks (before the record); collections made before it existed get it on their next write.
+
 Hybrid search (`text=`) fuses the vector top-N with a BM25 text query over a scored full-text
 index on the chunk text, by reciprocal rank, inside Qdrant (works in local mode too).
 """
@@ -28,7 +32,8 @@ from qdrant_client import models as qm
 
 from ..config import validate_collection_name
 from ..errors import ConfigError, StoreError, UnknownCollection
-from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Span
+from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
+from .sentences import check_sentences, overlapping, rebuild_text
 
 REGISTRY = "rag_rlm_registry"  # user collections are rag_rlm__<name>, so this cannot clash
 CANDIDATES = 40  # per side of the hybrid fusion
@@ -77,6 +82,15 @@ def _qname(collection: str) -> str:
     return "rag_rlm__" + validate_collection_name(collection)
 
 
+def _sname(collection: str) -> str:
+    """The Qdrant collection of a collection's sentences."""
+    return "rag_rlm_s__" + validate_collection_name(collection)
+
+
+def sentence_point_id(document_id: str, sentence_index: int) -> str:
+    return str(uuid.uuid5(_NS, f"sentence\x00{document_id}\x00{sentence_index}"))
+
+
 def _match(key: str, value: Any) -> qm.FieldCondition:
     return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
 
@@ -114,9 +128,11 @@ class QdrantStore:
     # -- writes ---------------------------------------------------------------------------------
 
     def write_document(
-        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray
+        self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray,
+        sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
     ) -> None:
         vectors = _check_vectors(document, chunks, vectors)
+        sentence_vectors = check_sentences(document, sentences, sentence_vectors, vectors.shape[1])
         name = self._ensure_collection(collection, vectors.shape[1])
         base = {"title": document.title, "source": document.source, "metadata": dict(document.metadata),
                 "content_hash": document.content_hash}
@@ -134,10 +150,32 @@ class QdrantStore:
             if points:
                 self._client.upsert(name, points=points, wait=True)
             self._client.delete(name, points_selector=qm.FilterSelector(filter=stale), wait=True)
+            self._write_sentences(collection, vectors.shape[1], document.id, sentences, sentence_vectors)
             record = {"kind": "document", "collection": collection, "document_id": document.id,
                       "chunk_count": len(chunks), **base}
             self._put_record(_record_id(collection, document.id), record)
             self._bump_version(collection)
+
+    def _write_sentences(
+        self, collection: str, dim: int, document_id: str, sentences: Sequence[Sentence], vectors: np.ndarray
+    ) -> None:
+        sname = _sname(collection)
+        if not sentences and not self._client.collection_exists(sname):
+            return
+        if sentences:
+            self._ensure_sentence_collection(sname, dim)
+            points = [
+                qm.PointStruct(
+                    id=sentence_point_id(document_id, s.index), vector=v.tolist(),
+                    payload={"document_id": document_id, "sentence_index": s.index, "text": s.text,
+                             "start": s.start, "end": s.end, "heading": s.heading, "kind": s.kind},
+                )
+                for s, v in zip(sentences, vectors, strict=True)
+            ]
+            self._client.upsert(sname, points=points, wait=True)
+        stale = qm.Filter(must=[_match("document_id", document_id),
+                                qm.FieldCondition(key="sentence_index", range=qm.Range(gte=len(sentences)))])
+        self._client.delete(sname, points_selector=qm.FilterSelector(filter=stale), wait=True)
 
     def delete_document(self, collection: str, document_id: str) -> bool:
         name = self._existing(collection)
@@ -147,6 +185,8 @@ class QdrantStore:
                 return False
             selector = qm.FilterSelector(filter=qm.Filter(must=[_match("document_id", document_id)]))
             self._client.delete(name, points_selector=selector, wait=True)
+            if self._client.collection_exists(_sname(collection)):
+                self._client.delete(_sname(collection), points_selector=selector, wait=True)
             self._client.delete(REGISTRY, points_selector=qm.PointIdsList(points=[rid]), wait=True)
             self._bump_version(collection)
         return True
@@ -156,6 +196,8 @@ class QdrantStore:
         name = self._existing(collection)
         with self._errors(f"dropping collection {collection!r}"):
             self._client.delete_collection(name)
+            if self._client.collection_exists(_sname(collection)):
+                self._client.delete_collection(_sname(collection))
             selector = qm.FilterSelector(filter=qm.Filter(must=[_match("collection", collection)]))
             self._client.delete(REGISTRY, points_selector=selector, wait=True)
 
@@ -189,6 +231,48 @@ class QdrantStore:
                 ).points
         unit = query / (np.linalg.norm(query) or 1.0)
         return [_span(hit, unit) for hit in hits]
+
+    def sentences(self, collection: str, spans: Sequence[Span]) -> tuple[list[Sentence], np.ndarray]:
+        self._existing(collection)
+        sname = _sname(collection)
+        dim = self._dimension(collection)
+        found: dict[tuple[str, int], tuple[Sentence, list[float]]] = {}
+        with self._errors(f"reading sentences of {collection!r}"):
+            if not spans or not self._client.collection_exists(sname):
+                return [], np.zeros((0, dim), dtype=np.float32)
+            ids = list(dict.fromkeys(s.document_id for s in spans))
+            query = qm.Filter(must=[qm.FieldCondition(key="document_id", match=qm.MatchAny(any=ids))])
+            offset = None
+            while True:
+                points, offset = self._client.scroll(sname, scroll_filter=query, limit=512, offset=offset,
+                                                     with_payload=True, with_vectors=True)
+                for p in points:
+                    s = _sentence(p.payload or {})
+                    found[(s.document_id, s.index)] = (s, p.vector)  # type: ignore[assignment]
+                if offset is None:
+                    break
+        chosen = overlapping((s for s, _ in found.values()), spans)
+        if not chosen:
+            return [], np.zeros((0, dim), dtype=np.float32)
+        vectors = np.asarray([found[(s.document_id, s.index)][1] for s in chosen], dtype=np.float32)
+        return chosen, vectors
+
+    def document_text(self, collection: str, document_id: str) -> str:
+        name = self._existing(collection)
+        query = qm.Filter(must=[_match("document_id", document_id)])
+        rows = []
+        offset = None
+        with self._errors(f"reading document {document_id!r}"):
+            while True:
+                points, offset = self._client.scroll(name, scroll_filter=query, limit=256, offset=offset,
+                                                     with_payload=["text", "start", "end"])
+                rows += [(p.payload["text"], int(p.payload["start"]), int(p.payload["end"]))
+                         for p in points if p.payload]
+                if offset is None:
+                    break
+        if not rows:
+            raise KeyError(document_id)
+        return rebuild_text(rows)
 
     def collections(self) -> list[CollectionInfo]:
         records = self._scroll(qm.Filter(must=[_match("kind", "collection")]))
@@ -267,6 +351,18 @@ class QdrantStore:
                                                       "dimension": dim, "version": uuid.uuid4().hex})
         return name
 
+    def _ensure_sentence_collection(self, sname: str, dim: int) -> None:
+        with self._lock:
+            if not self._client.collection_exists(sname):
+                self._client.create_collection(sname, vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE))
+                self._index(sname, "document_id", qm.PayloadSchemaType.KEYWORD)
+                self._index(sname, "sentence_index", qm.PayloadSchemaType.INTEGER)
+
+    def _dimension(self, collection: str) -> int:
+        with self._errors(f"reading collection {collection!r}"):
+            found = self._client.retrieve(REGISTRY, ids=[_record_id(collection)], with_payload=True)
+        return int((found[0].payload or {}).get("dimension", 0)) if found else 0
+
     def _index(self, name: str, key: str, schema: Any) -> None:
         import warnings
 
@@ -311,6 +407,12 @@ def _span(hit: qm.ScoredPoint, unit_query: np.ndarray) -> Span:
     return Span(document_id=p["document_id"], chunk_index=int(p["chunk_index"]), title=p.get("title", ""),
                 source=p.get("source", ""), text=p.get("text", ""), start=int(p.get("start", 0)),
                 end=int(p.get("end", 0)), score=float(score))
+
+
+def _sentence(p: dict[str, Any]) -> Sentence:
+    return Sentence(document_id=p["document_id"], index=int(p["sentence_index"]), text=p.get("text", ""),
+                    start=int(p["start"]), end=int(p["end"]), heading=p.get("heading", ""),
+                    kind=p.get("kind", "text"))
 
 
 def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:

@@ -59,7 +59,7 @@ async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
 
 
 def _ingest(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
-    from ingest.pipeline import ingest_paths
+    from rag_rlm.ingest.pipeline import ingest_paths
 
     a = ctx.assistant
     summary = ingest_paths([str(folder)], collection=collection, store=a.store, embedder=a.embedder,

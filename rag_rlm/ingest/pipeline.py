@@ -1,8 +1,15 @@
 """The ingest flow, shared by the CLI and the HTTP upload endpoint.
 
-    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse -> chunk
-      -> embed in batches across documents (a background thread keeps the model busy)
-      -> store.write_document per document (its record with the hash last)
+    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse -> chunk, split sentences
+      -> embed chunks and sentences in batches across documents (a background thread keeps
+         the model busy)
+      -> store.write_document per document: chunks, sentences (sentence memory), and its
+         record with the hash last
+
+Sentence vectors are each sentence's text encoded on its own: bench_sentence_vectors.py ranked
+answer-bearing sentences best that way on the dev sets (pooling the chunk pass's token vectors
+cost less encode time and ranked a little worse on every figure; a "Title — Heading:" prefix was
+mixed: p@1 up, MRR down on HotpotQA, and the costliest).
 
 The embedder is the bottleneck, so it runs in its own thread on batches of chunks from
 several documents while this thread parses, chunks and writes. Only this thread touches the
@@ -25,13 +32,16 @@ from typing import Any
 import numpy as np
 
 from rag_rlm.config import Settings
+from rag_rlm.embed import Embedder
 from rag_rlm.errors import StoreError, UnknownCollection
 from rag_rlm.memory.base import Store
-from rag_rlm.types import Chunk, Document, DocumentRecord
+from rag_rlm.types import Chunk, Document, DocumentRecord, Sentence
 
 from .chunker import chunk_text
 from .discover import SourceFile, discover
 from .parsers import PARSERS, ParseError, parse_file, sha256
+from .sentences import split_sentences
+from .sentvec import pool_sentences
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
 # Chunks go to the embedder EMBED_GROUP batches at a time: sentence-transformers sorts each call's
@@ -77,7 +87,7 @@ def ingest_paths(
     *,
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     glob: str | None = None,
     prune: bool = False,
@@ -104,7 +114,7 @@ def ingest_documents(
     *,
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     progress: bool | ProgressFn = False,
     stop: threading.Event | None = None,
@@ -162,9 +172,16 @@ def _file_items(
 
 
 @dataclass
+class _Pending:
+    document: Document
+    chunks: list[Chunk]
+    sentences: list[Sentence]
+
+
+@dataclass
 class _Batch:
-    documents: list[tuple[Document, list[Chunk]]]
-    vectors: Future[np.ndarray]
+    documents: list[_Pending]
+    vectors: Future[np.ndarray]  # the chunks' rows, then the sentences', document by document
 
 
 def _run(
@@ -172,7 +189,7 @@ def _run(
     known: dict[str, DocumentRecord],
     collection: str,
     store: Store,
-    embedder: Any,
+    embedder: Embedder,
     settings: Settings,
     progress: bool | ProgressFn,
     stop: threading.Event | None,
@@ -182,7 +199,7 @@ def _run(
     started = time.perf_counter()
     report = _progress(progress, total)
     done = 0
-    pending: list[tuple[Document, list[Chunk]]] = []
+    pending: list[_Pending] = []
     pending_chunks = 0
     in_flight: deque[_Batch] = deque()
     stop = stop or threading.Event()
@@ -195,19 +212,19 @@ def _run(
     def write(batch: _Batch) -> None:
         vectors = batch.vectors.result()
         row = 0
-        for doc, chunks in batch.documents:
+        for p in batch.documents:
             if stop.is_set():
                 summary.interrupted = True
                 return
-            _write_one(store, collection, doc, chunks, vectors[row:row + len(chunks)], known, summary)
-            row += len(chunks)
+            n, m = len(p.chunks), len(p.sentences)
+            _write_one(store, collection, p, vectors[row:row + n], vectors[row + n:row + n + m], known, summary)
+            row += n + m
             tick()
 
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
         def submit() -> None:
             nonlocal pending, pending_chunks
-            texts = [c.text for _, chunks in pending for c in chunks]
-            in_flight.append(_Batch(pending, pool.submit(embedder.embed, texts)))
+            in_flight.append(_Batch(pending, pool.submit(_embed, embedder, pending, settings.sentence_vectors)))
             pending, pending_chunks = [], 0
             while len(in_flight) > IN_FLIGHT and not summary.interrupted:
                 write(in_flight.popleft())
@@ -230,7 +247,8 @@ def _run(
                         summary.fail(item.document.source, "empty: no text")
                         tick()
                         continue
-                    pending.append((item.document, chunks))
+                    pending.append(_Pending(item.document, chunks, split_sentences(item.document.text,
+                                                                                   item.document.id)))
                     pending_chunks += len(chunks)
                     if pending_chunks >= settings.batch_size * EMBED_GROUP:
                         submit()
@@ -247,17 +265,33 @@ def _run(
     return summary
 
 
-def _chunks(document: Document, embedder: Any, settings: Settings) -> list[Chunk]:
+def _embed(embedder: Embedder, pending: list[_Pending], how: str) -> np.ndarray:
+    """The vectors of a batch: each document's chunks, then its sentences (on the embed thread)."""
+    with_tokens = getattr(embedder, "embed_with_tokens", None)
+    if how != "pool" or with_tokens is None:
+        return embedder.embed([t for p in pending for t in [*(c.text for c in p.chunks),
+                                                             *(s.text for s in p.sentences)]])
+    vectors, tokens = with_tokens([c.text for p in pending for c in p.chunks])
+    parts, row = [], 0
+    for p in pending:
+        n = len(p.chunks)
+        parts += [vectors[row:row + n], pool_sentences(p.chunks, tokens[row:row + n], p.sentences)]
+        row += n
+    return np.concatenate(parts).astype(np.float32, copy=False)
+
+
+def _chunks(document: Document, embedder: Embedder, settings: Settings) -> list[Chunk]:
     return chunk_text(document.id, document.text, embedder,
                       chunk_tokens=settings.chunk_tokens, overlap=settings.chunk_overlap)
 
 
 def _write_one(
-    store: Store, collection: str, doc: Document, chunks: list[Chunk], vectors: np.ndarray,
+    store: Store, collection: str, p: _Pending, vectors: np.ndarray, sentence_vectors: np.ndarray,
     known: dict[str, DocumentRecord], summary: IngestSummary,
 ) -> None:
+    doc, chunks = p.document, p.chunks
     try:
-        store.write_document(collection, doc, chunks, vectors)
+        store.write_document(collection, doc, chunks, vectors, p.sentences, sentence_vectors)
     except StoreError as e:  # this document is not stored; the store kept what it had
         summary.fail(doc.source if doc.source else doc.id, f"store: {e}")
         return

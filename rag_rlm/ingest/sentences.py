@@ -1,0 +1,265 @@
+"""Markdown-aware sentence splitting with exact character offsets.
+
+Every parser reduces its format to Markdown-ish text (see parsers), so one splitter serves all:
+
+    lines -> blocks (paragraphs, list items, headings, table rows; fenced code is skipped)
+          -> sentences (a block is cut after . ! ? followed by space and a capital, a digit or
+             a quote, unless the word before is an abbreviation, an initial or "e.g.")
+
+A block is kept as the list of its lines' content ranges (list markers, quote marks and
+indentation left out), joined by "\\n" for the sentence regex; a joined position maps back to the
+original through those ranges, so `start`/`end` are exact while `text` is rendered for a reader
+(links as their text, no emphasis marks, hard wraps as spaces). Work is per line and per sentence
+end, never per character, in Python.
+"""
+
+from __future__ import annotations
+
+import re
+from bisect import bisect_right
+from dataclasses import dataclass, field
+
+from rag_rlm.types import Sentence
+
+_FENCE = re.compile(r" {0,3}(```|~~~)")
+_ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
+_ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
+_SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
+_RULE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
+_ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
+_QUOTE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
+_TABLE_SEP = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$|[ \t]*\|[ \t]*:?-+:?[ \t]*\|[ \t]*$")
+_CELL = re.compile(r"(?:^|(?<=\|))([^|]*)")
+
+# A sentence end: . ! ? (and closing quotes/brackets/emphasis), then white space, then what can
+# open a sentence: a capital, a digit, a quote or bracket, Markdown emphasis or a currency sign.
+_END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])")
+# The word before a "." that does not end a sentence: initials and dotted abbreviations ("J.",
+# "U.S.", "e.g.", "i.e."), titles and other short forms.
+_ABBREV = re.compile(
+    r"(?<![^\s(\[\"'“])(?:[A-Za-z]\.)+$|(?<![^\s(\[\"'“])(?:Dr|Mr|Mrs|Ms|Mx|Prof|Sr|Jr|St|Mt|Ft|vs|cf|al|ca|"
+    r"approx|Gen|Gov|Sen|Rep|Capt|Col|Lt|Sgt|Rev|Hon|Fig|Figs|Eq|Vol|Vols|pp|Ch|Sec|Art|Jan|Feb|Mar|Apr|Jun|Jul|"
+    r"Aug|Sep|Sept|Oct|Nov|Dec)\.$"
+)
+_NUMBERED = re.compile(r"(?<![^\s(\[])(?:No|Nos|no|nos|p|Nr)\.$")  # "No. 5": only before a digit
+_ALNUM = re.compile(r"[^\W_]")
+
+_IMAGE = re.compile(r"!\[([^\]]*)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
+_REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
+_AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
+_CODE = re.compile(r"(`+)(.+?)\1")
+_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+_EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]+?)(?<=\S)\*(?![\w*])")
+_EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])([^_]+?)(?<=\S)_(?![\w_])")
+_SPACE = re.compile(r"\s+")
+
+
+@dataclass
+class _Block:
+    kind: str  # text | item | heading | row
+    parts: list[tuple[int, int]] = field(default_factory=list)  # content ranges of its lines
+    level: int = 0  # heading level
+    cells: list[str] | None = None  # a table row: its rendered "Header: cell; ..." text
+    quote: bool = False  # a block quote ("> ...")
+
+
+def split_sentences(text: str, document_id: str = "", base: int = 0) -> list[Sentence]:
+    """The sentences of `text` in order; offsets are `base` + positions in `text` (pass a chunk's
+    start to split a chunk). Headings, list items and table rows come with their `kind`; every
+    sentence carries the innermost heading above it."""
+    out: list[Sentence] = []
+    headings: list[tuple[int, str]] = []  # the open sections: (level, text)
+    for block in _blocks(text):
+        if block.kind == "row":
+            assert block.cells is not None
+            a, b = block.parts[0]
+            _add(out, document_id, "; ".join(block.cells), base + a, base + b, headings, "row")
+            continue
+        joined, starts, origins = _join(text, block.parts)
+        if block.kind == "heading":
+            title = _render(joined)
+            while headings and headings[-1][0] >= block.level:
+                headings.pop()
+            s, e = _trim(joined, 0, len(joined))
+            if e > s:
+                _add(out, document_id, title, base + _map(starts, origins, s),
+                     base + _map(starts, origins, e - 1) + 1, headings, "heading")
+            headings.append((block.level, title))
+            continue
+        for s, e in _cut(joined):
+            _add(out, document_id, _render(joined[s:e]), base + _map(starts, origins, s),
+                 base + _map(starts, origins, e - 1) + 1, headings, block.kind)
+    return out
+
+
+def _add(out: list[Sentence], document_id: str, rendered: str, start: int, end: int,
+         headings: list[tuple[int, str]], kind: str) -> None:
+    if len(_ALNUM.findall(rendered, 0, 64)) < 3 and len(_ALNUM.findall(rendered)) < 3:
+        return  # "1.", "--", a lone emoji: nothing a reader would quote
+    out.append(Sentence(document_id=document_id, index=len(out), text=rendered, start=start, end=end,
+                        heading=headings[-1][1] if headings else "", kind=kind))
+
+
+# --- blocks ---------------------------------------------------------------------------------
+
+def _blocks(text: str) -> list[_Block]:
+    lines = []  # (start, end) of each line, without its "\n"
+    pos = 0
+    for line in text.split("\n"):
+        lines.append((pos, pos + len(line)))
+        pos += len(line) + 1
+    blocks: list[_Block] = []
+    current: _Block | None = None  # the paragraph or item that a next line may continue
+    fence = ""
+    header: list[str] | None = None  # the header cells of the table being read
+    in_table = False
+    for i, (a, b) in enumerate(lines):
+        line = text[a:b]
+        if fence:
+            if line.lstrip().startswith(fence):
+                fence = ""
+            continue
+        m = _FENCE.match(line)
+        if m:
+            fence, current, in_table = m.group(1), None, False
+            continue
+        if not line.strip():
+            current, in_table = None, False
+            continue
+        if "|" in line and (in_table or _table_starts(text, lines, i, current)):
+            if _TABLE_SEP.match(line):
+                in_table = True  # the separator: the row before it was the header
+                continue
+            cells = [_render(c) for c in _cells(line)]
+            nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
+            if not in_table and _TABLE_SEP.match(nxt):
+                header, in_table, current = cells, True, None
+                continue
+            if not in_table:
+                header = None
+            in_table, current = True, None
+            if header and len(header) == len(cells):
+                shown = [f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True) if c]
+            else:
+                shown = [c for c in cells if c]
+            s, e = _trim(text, a, b)
+            s += line[s - a:].startswith("|")
+            s, e = _trim(text, s, e - text[s:e].endswith("|"))
+            blocks.append(_Block("row", [(s, e)], cells=shown))
+            continue
+        in_table = False
+        m = _ATX.match(line)
+        if m:
+            end = a + _ATX_CLOSE.search(line, m.end()).start()
+            blocks.append(_Block("heading", [(a + m.end(), max(end, a + m.end()))], level=len(m.group(1))))
+            current = None
+            continue
+        m = _SETEXT.match(line)
+        if m and current is not None and current.kind == "text":
+            current.kind, current.level = "heading", 1 if m.group(1)[0] == "=" else 2
+            current = None
+            continue
+        if _RULE.match(line):
+            current = None
+            continue
+        m = _ITEM.match(line)
+        if m:
+            current = _Block("item", [(a + m.end(), b)])
+            blocks.append(current)
+            continue
+        m = _QUOTE.match(line)
+        start = a + (m.end() if m else 0)
+        if current is None or (m is not None and not current.quote):  # a quote starts a paragraph
+            current = _Block("text", quote=m is not None)
+            blocks.append(current)
+        current.parts.append((start, b))
+    return blocks
+
+
+def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Block | None) -> bool:
+    """A line opens a table when it starts with "|", when a separator row follows it, or (rows
+    from DOCX, one per paragraph) when it stands alone with " | " between its cells."""
+    a, b = lines[i]
+    line = text[a:b]
+    if line.lstrip().startswith("|"):
+        return True
+    nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
+    if _TABLE_SEP.match(nxt):
+        return True
+    return current is None and " | " in line and not nxt.strip()
+
+
+def _cells(line: str) -> list[str]:
+    body = line.strip()
+    if body.startswith("|"):
+        body = body[1:]
+    if body.endswith("|") and not body.endswith("\\|"):
+        body = body[:-1]
+    return [c.strip() for c in body.split("|")]
+
+
+# --- sentences within a block -----------------------------------------------------------------
+
+def _join(text: str, parts: list[tuple[int, int]]) -> tuple[str, list[int], list[int]]:
+    """The block's lines joined by "\\n", with where each starts in the joined and original text."""
+    if len(parts) == 1:
+        a, b = parts[0]
+        return text[a:b], [0], [a]
+    starts, origins, pieces = [], [], []
+    pos = 0
+    for a, b in parts:
+        starts.append(pos)
+        origins.append(a)
+        pieces.append(text[a:b])
+        pos += b - a + 1
+    return "\n".join(pieces), starts, origins
+
+
+def _map(starts: list[int], origins: list[int], j: int) -> int:
+    k = bisect_right(starts, j) - 1
+    return origins[k] + j - starts[k]
+
+
+def _cut(block: str) -> list[tuple[int, int]]:
+    """(start, end) of the sentences of one block, trimmed of white space."""
+    spans = []
+    start = 0
+    for m in _END.finditer(block):
+        dot = m.start()
+        if block[dot] == "." and block[dot + 1:dot + 2] not in ".!?":  # one period: maybe "Dr."
+            if _ABBREV.search(block, max(0, dot - 12), dot + 1):
+                continue
+            if _NUMBERED.search(block, max(0, dot - 4), dot + 1) and block[m.end():m.end() + 3].lstrip()[:1].isdigit():
+                continue
+        spans.append(_trim(block, start, m.end()))
+        start = m.end()
+    spans.append(_trim(block, start, len(block)))
+    return [(s, e) for s, e in spans if e > s]
+
+
+def _trim(text: str, s: int, e: int) -> tuple[int, int]:
+    piece = text[s:e]
+    stripped = piece.strip()
+    if not stripped:
+        return s, s
+    s += len(piece) - len(piece.lstrip())
+    return s, s + len(stripped)
+
+
+def _render(piece: str) -> str:
+    """What a reader sees of a piece of Markdown: link and image texts, no emphasis or code
+    marks, one space for every run of white space (hard wraps included)."""
+    if "[" in piece:
+        piece = _IMAGE.sub(r"\1", piece)
+        piece = _LINK.sub(r"\1", piece)
+        piece = _REF_LINK.sub(r"\1", piece)
+    if "<" in piece:
+        piece = _AUTOLINK.sub(r"\1", piece)
+    if "`" in piece:
+        piece = _CODE.sub(lambda m: m.group(2).strip(), piece)
+    if "*" in piece or "_" in piece:
+        piece = _STRONG.sub(r"\2", piece)
+        piece = _EM_STAR.sub(r"\1", piece)
+        piece = _EM_UNDER.sub(r"\1", piece)
+    return _SPACE.sub(" ", piece).strip()

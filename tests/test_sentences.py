@@ -1,0 +1,218 @@
+"""Markdown-aware sentence splitting: what counts as a sentence, its rendered text, and exact
+offsets into the original."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rag_rlm.ingest.sentences import split_sentences
+
+
+def texts(text: str) -> list[str]:
+    return [s.text for s in split_sentences(text)]
+
+
+def words(s: str) -> list[str]:
+    return re.findall(r"[^\W_]+", s)
+
+
+def assert_offsets(text: str, base: int = 0) -> None:
+    """Every sentence's words appear in the original range it names."""
+    for s in split_sentences(text, "doc", base):
+        original = text[s.start - base:s.end - base]
+        assert original == original.strip() and original
+        shown = s.text
+        if s.kind == "row":  # "Header: cell; ...": the headers are in the header row, not here
+            shown = " ".join(part.split(": ", 1)[-1] for part in s.text.split("; "))
+        for w in words(shown):
+            assert w in original, (w, s, original)
+
+
+def test_plain_sentences_and_offsets():
+    text = "The cat sat. The dog ran! Did it? Yes, it did."
+    out = split_sentences(text, "d")
+    assert [s.text for s in out] == ["The cat sat.", "The dog ran!", "Did it?", "Yes, it did."]
+    assert [text[s.start:s.end] for s in out] == [s.text for s in out]
+    assert [s.index for s in out] == [0, 1, 2, 3]
+    assert {s.document_id for s in out} == {"d"} and {s.kind for s in out} == {"text"}
+
+
+def test_atx_heading_sets_heading_of_following_sentences():
+    text = "# Travel policy\n\nFlights are booked early. Hotels too.\n\n## Hotels ##\n\nThe cap is 120 EUR."
+    out = split_sentences(text)
+    assert [(s.kind, s.text, s.heading) for s in out] == [
+        ("heading", "Travel policy", ""),
+        ("text", "Flights are booked early.", "Travel policy"),
+        ("text", "Hotels too.", "Travel policy"),
+        ("heading", "Hotels", "Travel policy"),  # a subsection sits under its parent
+        ("text", "The cap is 120 EUR.", "Hotels"),
+    ]
+    assert text[out[0].start:out[0].end] == "Travel policy"
+    assert text[out[3].start:out[3].end] == "Hotels"
+
+
+def test_a_higher_level_heading_closes_the_subsection():
+    out = split_sentences("# A title\n\n## Part one\n\nText one here.\n\n# Next title\n\nText two here.")
+    assert [(s.text, s.heading) for s in out if s.kind == "text"] == [
+        ("Text one here.", "Part one"), ("Text two here.", "Next title")]
+    assert out[-2].heading == ""
+
+
+def test_setext_headings():
+    text = "Main Title\n==========\n\nIntro text here.\n\nSub part\n--------\nBody text here."
+    out = split_sentences(text)
+    assert [(s.kind, s.text, s.heading) for s in out] == [
+        ("heading", "Main Title", ""), ("text", "Intro text here.", "Main Title"),
+        ("heading", "Sub part", "Main Title"), ("text", "Body text here.", "Sub part")]
+
+
+def test_bullets_lose_their_markers_and_long_items_hold_several_sentences():
+    text = "Rules:\n\n- Book early. It saves money.\n* Ask your manager\n  before you travel.\n+ Keep receipts."
+    out = split_sentences(text)
+    assert [(s.kind, s.text) for s in out] == [
+        ("text", "Rules:"), ("item", "Book early."), ("item", "It saves money."),
+        ("item", "Ask your manager before you travel."), ("item", "Keep receipts.")]
+    assert text[out[1].start:out[1].end] == "Book early."
+    assert text[out[3].start:out[3].end] == "Ask your manager\n  before you travel."
+
+
+def test_numbered_list_items():
+    text = "Steps\n\n1. Open the form.\n2) Fill it in\n10. Send it to HR."
+    assert [(s.kind, s.text) for s in split_sentences(text)] == [
+        ("text", "Steps"), ("item", "Open the form."), ("item", "Fill it in"), ("item", "Send it to HR.")]
+
+
+def test_table_rows_read_as_header_cell_pairs():
+    text = "| City | Hotel cap |\n|:---|---:|\n| Berlin | 120 EUR |\n| Paris | [150 EUR](http://x) |\n"
+    out = split_sentences(text)
+    assert [(s.kind, s.text) for s in out] == [
+        ("row", "City: Berlin; Hotel cap: 120 EUR"), ("row", "City: Paris; Hotel cap: 150 EUR")]
+    assert text[out[0].start:out[0].end] == "Berlin | 120 EUR"
+    assert text[out[1].start:out[1].end] == "Paris | [150 EUR](http://x)"
+
+
+def test_table_without_header_and_docx_rows():
+    assert texts("| Berlin | 120 EUR |\n| Paris | 150 EUR |") == ["Berlin; 120 EUR", "Paris; 150 EUR"]
+    assert [(s.kind, s.text) for s in split_sentences("Intro text here.\n\nBerlin | 120 EUR\n\nParis | 150 EUR")] == [
+        ("text", "Intro text here."), ("row", "Berlin; 120 EUR"), ("row", "Paris; 150 EUR")]
+
+
+def test_links_emphasis_and_code_are_rendered_away():
+    text = ("See [the policy](https://x.org/p.html \"title\") and **bold** or _em_ or *em* words. "
+            "Run `make test` now. Go to <https://example.com/a> or https://example.org/b today.")
+    assert texts(text) == ["See the policy and bold or em or em words.", "Run make test now.",
+                           "Go to https://example.com/a or https://example.org/b today."]
+    assert texts("Use snake_case_names and 2*3*4 here.") == ["Use snake_case_names and 2*3*4 here."]
+
+
+def test_fenced_code_is_not_sentences():
+    text = "Before the code.\n\n```python\nx = 1. Not prose.\n```\n\n~~~\nAlso code here.\n~~~\nAfter the code."
+    assert texts(text) == ["Before the code.", "After the code."]
+
+
+@pytest.mark.parametrize("sentence", [
+    "Pay with a card, e.g. Visa or Mastercard, at the desk.",
+    "Book the hotel, i.e. The Grand, for the night.",
+    "Dr. Smith and Mr. Jones met Mrs. Brown at noon.",
+    "The book by J. K. Rowling sold well.",
+    "He served in the U.S. Army for years.",
+    "Room No. 5 is free on Monday.",
+    "It costs $1.50 or 3.5 EUR per unit.",
+    "The train leaves at 14:00 and arrives at 16:30 sharp.",
+    "Upgrade to version 2.1.3 before Friday.",
+    "Pi is about 3.14159 in value.",
+    "She paused... then went on talking.",
+    "Bring pens, paper, etc. to the meeting.",
+])
+def test_no_false_sentence_ends(sentence):
+    assert texts(f"{sentence} Second one here.") == [sentence, "Second one here."]
+
+
+def test_sentence_ends_before_digits_and_quotes():
+    assert texts('It ended in 1999. 2000 was next. "Who knows?" she asked. (Maybe.) Done now.') == [
+        "It ended in 1999.", "2000 was next.", '"Who knows?" she asked.', "(Maybe.)", "Done now."]
+    assert texts('He said "Stop." Then he left.') == ['He said "Stop."', "Then he left."]
+
+
+def test_lower_case_after_a_period_does_not_end_a_sentence():
+    assert texts("The fee is approx. ten euros. Then pay.") == ["The fee is approx. ten euros.", "Then pay."]
+
+
+def test_hard_wrapped_lines_join_with_a_space():
+    text = "This sentence is wrapped\nover three lines\nof text. And another\none here."
+    out = split_sentences(text)
+    assert [s.text for s in out] == ["This sentence is wrapped over three lines of text.", "And another one here."]
+    assert text[out[0].start:out[0].end] == "This sentence is wrapped\nover three lines\nof text."
+
+
+def test_blank_lines_end_sentences_without_punctuation():
+    assert texts("A title line\n\nThe body text here\n\nMore body text") == [
+        "A title line", "The body text here", "More body text"]
+
+
+def test_block_quotes_lose_their_marks():
+    text = "Intro text here.\n> Quoted text spans\n> two lines."
+    out = split_sentences(text)
+    assert [s.text for s in out] == ["Intro text here.", "Quoted text spans two lines."]
+    assert text[out[1].start:out[1].end] == "Quoted text spans\n> two lines."
+
+
+def test_short_fragments_are_dropped():
+    assert texts("Ok. No. Fine then.\n\n- a\n- --\n\n# 1") == ["Fine then."]
+
+
+def test_base_shifts_offsets():
+    doc = "# Head\n\nOne sentence here. Two sentence here."
+    start = doc.index("Two")
+    out = split_sentences(doc[start:], "d", base=start)
+    assert out[0].text == "Two sentence here." and doc[out[0].start:out[0].end] == "Two sentence here."
+    whole = split_sentences(doc, "d")
+    assert (whole[-1].start, whole[-1].end) == (out[0].start, out[0].end)
+
+
+def test_offsets_on_a_mixed_document():
+    text = ("# Expense policy\n\nEmployees e.g. contractors may claim costs. Claims go to\nHR by 14:00.\n\n"
+            "## Limits\n\n- Meals: $25.50 a day. Drinks are excluded.\n- Hotels: see [the table](t.md).\n\n"
+            "| Item | Cap |\n|---|---|\n| Taxi | 40 EUR |\n\n```\nignored. Code.\n```\n\nQuestions? Ask Dr. Lee.")
+    out = split_sentences(text)
+    assert len(out) == 10
+    assert_offsets(text)
+    assert_offsets(text, base=1000)
+    starts = [s.start for s in out]
+    assert starts == sorted(starts) and all(a.end <= b.start for a, b in zip(out, out[1:], strict=False))
+
+
+@given(st.text(alphabet=st.sampled_from(list("ab. \n#-|*_[]()1!?AZ`>:$")), max_size=120))
+def test_offsets_hold_for_any_text(text):
+    for s in split_sentences(text, "d", 7):
+        original = text[s.start - 7:s.end - 7]
+        assert original and original == original.strip()
+        for w in words(s.text):
+            assert w in original
+
+
+def test_pooled_sentence_vectors_come_from_the_chunk_pass(embedder):
+    """`pool_sentences` over chunks that overlap: one unit vector per sentence, nearest to its
+    own sentence's encoding, and the chunk vectors of the same pass equal `embed`'s."""
+    import numpy as np
+
+    from rag_rlm.ingest.chunker import chunk_text
+    from rag_rlm.ingest.sentvec import context_text, pool_sentences
+
+    text = ("Volcanoes erupt when magma rises through the crust. Bread is baked from flour, water and yeast. "
+            "Python functions are defined with the def keyword. The Lisbon office is on Rua da Prata.")
+    chunks = chunk_text("d", text, embedder, chunk_tokens=24, overlap=8)
+    assert len(chunks) >= 2 and chunks[1].start < chunks[0].end  # they overlap
+    sentences = split_sentences(text, "d")
+    vectors, tokens = embedder.embed_with_tokens([c.text for c in chunks])
+    np.testing.assert_allclose(vectors, embedder.embed([c.text for c in chunks]), atol=1e-4)
+    pooled = pool_sentences(chunks, tokens, sentences)
+    assert pooled.shape == (4, embedder.dimension) and pooled.dtype == np.float32
+    np.testing.assert_allclose(np.linalg.norm(pooled, axis=1), 1.0, atol=1e-5)
+    own = embedder.embed([s.text for s in sentences])
+    assert list(np.argmax(pooled @ own.T, axis=1)) == [0, 1, 2, 3]
+    assert context_text("Guide", sentences[0]) == "Guide: " + sentences[0].text
