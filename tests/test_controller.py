@@ -3,8 +3,10 @@ extractive reasoner), plus its logic under a scripted reasoner: memo, budget, de
 
 from __future__ import annotations
 
+import re
 import threading
 import uuid
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -17,11 +19,12 @@ from rag_rlm.config import Settings
 from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
-from rag_rlm.reasoning.base import Draft, Plan, SubQuestion
+from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Source, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
-from rag_rlm.types import Document
+from rag_rlm.types import Chunk, Document
 
 SAMPLE = Path(__file__).resolve().parents[1] / "examples" / "sample"
+TWO_PARTS = "Who approves expenses over $500 and how many vacation days do new hires get?"
 
 
 @pytest.fixture(scope="module")
@@ -41,30 +44,80 @@ def make(corpus, embedder, reasoner=None, **changes) -> tuple[Assistant, str]:
     return Assistant(settings.replace(**changes), store=store, embedder=embedder, reasoner=reasoner), collection
 
 
+def markers(text: str) -> list[int]:
+    return [int(n) for n in re.findall(r"\[(\d+)\]", text)]
+
+
+def all_answers(subs) -> list[str]:
+    return [t for s in subs for t in [s.answer, *all_answers(s.sub_questions)]]
+
+
+def unmarked(text: str) -> str:
+    return " ".join(re.sub(r"\s*\[\d+\]", "", text).split())
+
+
+# --- the real parts --------------------------------------------------------------------------
+
 def test_two_part_question_is_split_and_both_parts_cited(corpus, embedder):
     assistant, collection = make(corpus, embedder)
-    result = assistant.ask("Who approves expenses over $500 and how many vacation days do new hires get?", collection)
+    result = assistant.ask(TWO_PARTS, collection)
     assert [s.question for s in result.sub_questions] == [
-        "Who approves expenses over $500?", "how many vacation days do new hires get?"]
+        "Who approves expenses over $500?", "How many vacation days do new hires get?"]
     assert all(s.status == "ok" for s in result.sub_questions)
-    cited_docs = {c.document_id for c in result.citations}
-    assert {"expense-policy.md", "vacation-policy.txt"} <= cited_docs
-    assert "Hannah Lindqvist" in result.answer and "22" in result.answer
-    # every [n] in the answer points at a citation
-    import re
-    assert {int(n) for n in re.findall(r"\[(\d+)\]", result.answer)} <= set(range(1, len(result.citations) + 1))
+    assert [p.question for p in result.parts] == [s.question for s in result.sub_questions]
+    assert all(p.found and p.citations for p in result.parts) and result.found
+    assert {"expense-policy.md", "vacation-policy.txt"} <= {c.span.document_id for c in result.citations}
+    assert "Hannah Lindqvist" in result.parts[0].answer and "22" in result.parts[1].answer
+    assert result.answer == "\n\n".join(p.answer for p in result.parts)
+    # numbered from 1 in order of first use, and every [n] points at a citation
+    assert [c.n for c in result.citations] == list(range(1, len(result.citations) + 1))
+    first_use = list(dict.fromkeys(markers(result.answer)))
+    assert first_use == list(range(1, len(first_use) + 1)) and first_use
+    assert set(markers(result.answer)) <= {c.n for c in result.citations}
+    # plain text: no sub-question labels, no Markdown
+    assert not any(s.question in result.answer for s in result.sub_questions)
+    assert "**" not in result.answer and not re.search(r"^\s*(?:[-*#]|\d+\.)\s", result.answer, re.MULTILINE)
     assert result.usage.tokens_in + result.usage.tokens_out <= result.usage.token_budget
+
+
+def test_two_part_question_within_the_default_budget_is_not_cut(corpus, embedder):
+    """The old bug: "budget short: answer skipped" at 4-5k tokens of a 12k budget."""
+    assistant, collection = make(corpus, embedder, ExtractiveReasoner(embedder))
+    assert assistant.settings.token_budget == 12000
+    result = assistant.ask("How many vacation days do new hires get and who approves expenses over $500?",
+                           collection, top_k=6)
+    assert result.status == "ok", result.notes
+    assert not any(n.startswith("budget short") for n in result.notes), result.notes
+    assert len(result.parts) == 2 and all(p.found for p in result.parts)
+    assert result.usage.tokens_in + result.usage.tokens_out <= 12000
 
 
 def test_citations_carry_exact_offsets(corpus, embedder):
     assistant, collection = make(corpus, embedder)
     result = assistant.ask("How long does the canary run before a release rolls out?", collection)
+    assert result.found and "30 minutes" in result.answer
     assert result.citations, result
     text = (SAMPLE / "deployment-process.md").read_text()
-    for span in result.citations:
+    checked = 0
+    for citation in result.citations:
+        span = citation.span
+        assert citation.quotes and all(span.start <= s < e <= span.end for s, e in citation.quotes)
         if span.document_id == "deployment-process.md":
             assert text[span.start:span.end] == span.text
-    assert "30 minutes" in result.answer
+            said = unmarked(" ".join([result.answer, *all_answers(result.sub_questions)]))
+            for s, e in citation.quotes:  # each quote is a sentence the answer (or a sub-answer) says
+                assert " ".join(text[s:e].split()) in said
+                checked += 1
+    assert checked
+
+
+def test_off_topic_question_is_not_found_with_a_plain_message(corpus, embedder):
+    assistant, collection = make(corpus, embedder)
+    result = assistant.ask("What is the capital of France?", collection)
+    assert result.found is False and result.citations == [] and markers(result.answer) == []
+    assert result.answer == f"The {collection} documents do not say what the capital of France is."
+    assert result.related and all(r["id"] and r["title"] for r in result.related)
+    assert result.parts and not result.parts[0].found
 
 
 def test_unknown_collection_is_an_error(corpus, embedder):
@@ -76,8 +129,7 @@ def test_unknown_collection_is_an_error(corpus, embedder):
 def test_trace_is_a_well_formed_tree_and_persists(corpus, embedder):
     assistant, collection = make(corpus, embedder)
     # top_k=4: not the shape of the first test, so no memo hit from the shared state table
-    result = assistant.ask("Who approves expenses over $500 and how many vacation days do new hires get?", collection,
-                           top_k=4)
+    result = assistant.ask(TWO_PARTS, collection, top_k=4)
     trace = assistant.trace(result.trace_id)
     nodes = {n["id"]: n for n in trace["nodes"]}
     roots = [n for n in nodes.values() if n["parent_id"] is None]
@@ -87,62 +139,29 @@ def test_trace_is_a_well_formed_tree_and_persists(corpus, embedder):
             parent = nodes[n["parent_id"]]  # every parent exists
             assert n["depth"] in (parent["depth"], parent["depth"] + 1)
     assert {"retrieve", "plan", "answer", "merge"} <= {n["kind"] for n in nodes.values()}
+    assert trace["question"] == TWO_PARTS and trace["status"] == result.status
 
 
-def test_memo_hit_costs_no_answer_call_and_ingest_invalidates(corpus, embedder, tmp_path):
+def test_memo_hit_costs_no_answer_call_keeps_the_tree_and_ingest_invalidates(corpus, embedder):
     reasoner = CountingReasoner(ExtractiveReasoner(embedder))
     settings, store, _ = corpus
     collection = "memo_" + uuid.uuid4().hex[:8]
-    ingest_paths([SAMPLE / "vacation-policy.txt"], collection=collection, store=store, embedder=embedder,
-                 settings=settings, progress=False)
+    ingest_paths([SAMPLE / "vacation-policy.txt", SAMPLE / "expense-policy.md"], collection=collection,
+                 store=store, embedder=embedder, settings=settings, progress=False)
     assistant = Assistant(settings, store=store, embedder=embedder, reasoner=reasoner)
-    q = "How many vacation days do new hires get?"
-    first = assistant.ask(q, collection, reflect=False)
+    first = assistant.ask(TWO_PARTS, collection, reflect=False)
+    assert len(first.sub_questions) == 2 and first.status == "ok", first.notes
     calls = reasoner.answered
-    second = assistant.ask(q, collection, reflect=False)
+    second = assistant.ask(TWO_PARTS, collection, reflect=False)
     assert reasoner.answered == calls and second.usage.cache_hits == 1
-    assert second.answer == first.answer
+    assert second.answer == first.answer and second.sub_questions == first.sub_questions
+    assert [c.to_dict() for c in second.citations] == [c.to_dict() for c in first.citations]
+    assert second.parts == first.parts
     # a new ingest changes the collection's version: the entry no longer applies
     doc = Document("extra.md", "Extra", "extra.md", "Parking is free for staff.", "h1")
-    store.write_document(collection, doc, [_chunk(doc)], embedder.embed([doc.text]))
-    third = assistant.ask(q, collection, reflect=False)
+    store.write_document(collection, doc, [Chunk(doc.id, 0, doc.text, 0, len(doc.text))], embedder.embed([doc.text]))
+    third = assistant.ask(TWO_PARTS, collection, reflect=False)
     assert reasoner.answered > calls and third.usage.cache_hits == 0
-
-
-def test_same_sub_question_twice_is_answered_once(corpus, embedder):
-    scripted = ScriptedReasoner(embedder, plans={"root?": ["same?", "same?"]})
-    assistant, collection = make(corpus, embedder, scripted)
-    result = assistant.ask("root?", collection, reflect=False)
-    assert scripted.answered.count("same?") == 1
-    assert [s.question for s in result.sub_questions] == ["same?", "same?"]
-
-
-def test_dependent_sub_question_gets_the_earlier_answer(corpus, embedder):
-    scripted = ScriptedReasoner(embedder, plans={"root dep?": [("first?", ()), ("second about #1?", (0,))]})
-    assistant, collection = make(corpus, embedder, scripted)
-    assistant.ask("root dep?", collection, reflect=False)
-    assert "second about answer to first??" in scripted.answered
-    assert scripted.answered.index("first?") < scripted.answered.index("second about answer to first??")
-
-
-def test_failed_sub_question_is_reported_and_the_rest_merged(corpus, embedder):
-    scripted = ScriptedReasoner(embedder, plans={"root fail?": ["good?", "bad?"]}, failing={"bad?"})
-    assistant, collection = make(corpus, embedder, scripted)
-    result = assistant.ask("root fail?", collection, reflect=False)
-    by_q = {s.question: s for s in result.sub_questions}
-    assert by_q["bad?"].status == "error" and "scripted failure" in by_q["bad?"].error
-    assert by_q["good?"].status == "ok"
-    assert "answer to good?" in result.answer and result.status == "partial"
-
-
-def test_depth_limit_is_respected(corpus, embedder):
-    # every question decomposes again: only max_depth stops it
-    scripted = ScriptedReasoner(embedder, plans={}, always_split=True)
-    assistant, collection = make(corpus, embedder, scripted)
-    for max_depth in (0, 1, 2):
-        result = assistant.ask(f"deep {max_depth}?", collection, max_depth=max_depth, reflect=False)
-        nodes = assistant.trace(result.trace_id)["nodes"]
-        assert max(n["depth"] for n in nodes if n["kind"] == "retrieve") == max_depth
 
 
 def test_cancel_stops_the_request(corpus, embedder):
@@ -153,12 +172,65 @@ def test_cancel_stops_the_request(corpus, embedder):
         assistant.ask("What is the deploy freeze?", collection, cancel=cancel)
 
 
+def test_a_chunk_cited_by_two_parts_is_one_source(corpus, embedder):
+    assistant, collection = make(corpus, embedder)
+    result = assistant.ask("Who approves expenses over $500 and who approves expenses under $500?", collection,
+                           top_k=3)
+    ids = [c.span.id for c in result.citations]
+    assert ids and len(ids) == len(set(ids))
+
+
+# --- controller logic under a scripted reasoner ----------------------------------------------
+
+def test_same_sub_question_twice_is_answered_once(corpus, embedder):
+    scripted = ScriptedReasoner(plans={"root?": ["same?", "same?"]})
+    assistant, collection = make(corpus, embedder, scripted)
+    result = assistant.ask("root?", collection, reflect=False)
+    assert scripted.answered.count("same?") == 1
+    assert [s.question for s in result.sub_questions] == ["same?", "same?"]
+
+
+@pytest.mark.parametrize("short,filled", [("", "second about answer to first lead??"),
+                                          ("Bo Chen", "second about Bo Chen?")])
+def test_dependent_sub_question_gets_the_earlier_answer(corpus, embedder, short, filled):
+    """The placeholder takes the short answer when one stands out, else the lead sentence."""
+    first = f"first {'short' if short else 'lead'}?"  # distinct texts: no memo hit across cases
+    scripted = ScriptedReasoner(plans={f"root {first}": [(first, ()), ("second about #1?", (0,))]},
+                                shorts={first: short})
+    assistant, collection = make(corpus, embedder, scripted)
+    result = assistant.ask(f"root {first}", collection, reflect=False)
+    assert filled in scripted.answered
+    assert scripted.answered.index(first) < scripted.answered.index(filled)
+    assert [s.question for s in result.sub_questions] == [first, filled]
+
+
+def test_failed_sub_question_is_reported_and_the_rest_merged(corpus, embedder):
+    scripted = ScriptedReasoner(plans={"root fail?": ["good?", "bad?"]}, failing={"bad?"})
+    assistant, collection = make(corpus, embedder, scripted)
+    result = assistant.ask("root fail?", collection, reflect=False)
+    by_q = {s.question: s for s in result.sub_questions}
+    assert by_q["bad?"].status == "error" and "scripted failure" in by_q["bad?"].error
+    assert by_q["good?"].status == "ok" and by_q["good?"].found
+    assert unmarked(result.answer) == "answer to good?" and result.status == "partial"
+    assert [p.question for p in result.parts] == ["good?"]
+
+
+def test_depth_limit_is_respected(corpus, embedder):
+    # every question decomposes again: only max_depth stops it
+    scripted = ScriptedReasoner(plans={}, always_split=True)
+    assistant, collection = make(corpus, embedder, scripted)
+    for max_depth in (0, 1, 2):
+        result = assistant.ask(f"deep {max_depth}?", collection, max_depth=max_depth, reflect=False)
+        nodes = assistant.trace(result.trace_id)["nodes"]
+        assert max(n["depth"] for n in nodes if n["kind"] == "retrieve") == max_depth
+
+
 @hyp_settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(budget=st.integers(min_value=1, max_value=6000), fanout=st.integers(min_value=0, max_value=4),
        depth=st.integers(min_value=0, max_value=3), cost=st.floats(min_value=0.0, max_value=1.0),
        reflect=st.booleans())
 def test_no_request_ever_exceeds_its_budget(corpus, embedder, budget, fanout, depth, cost, reflect):
-    scripted = ScriptedReasoner(embedder, plans={}, always_split=fanout > 0, fanout=fanout, spend=cost)
+    scripted = ScriptedReasoner(plans={}, always_split=fanout > 0, fanout=fanout, spend=cost)
     assistant, collection = make(corpus, embedder, scripted)
     result = assistant.ask(f"q {budget} {fanout} {depth} {cost}?", collection, max_depth=depth,
                            token_budget=budget, reflect=reflect)
@@ -176,69 +248,63 @@ class CountingReasoner:
     def __init__(self, inner):
         self.inner, self.answered = inner, 0
 
-    def plan(self, question, spans, allowance):
-        return self.inner.plan(question, spans, allowance)
+    def plan(self, question, evidence, allowance):
+        return self.inner.plan(question, evidence, allowance)
 
-    def answer(self, questions, spans, allowance):
+    def answer(self, questions, evidence, allowance):
         self.answered += len(questions)
-        return self.inner.answer(questions, spans, allowance)
+        return self.inner.answer(questions, evidence, allowance)
 
-    def merge(self, question, parts, allowance):
-        return self.inner.merge(question, parts, allowance)
+    def merge(self, question, own, parts, plan, allowance):
+        return self.inner.merge(question, own, parts, plan, allowance)
 
-    def reflect(self, question, draft, spans, allowance):
-        return self.inner.reflect(question, draft, spans, allowance)
+    def reflect(self, question, draft, evidence, allowance):
+        return self.inner.reflect(question, draft, evidence, allowance)
+
+    def condense(self, question, history):
+        return self.inner.condense(question, history)
 
 
 class ScriptedReasoner:
-    """A reasoner that follows a script: fixed plans, answers "answer to Q", a configurable
-    share of each allowance spent, and failures on chosen questions."""
+    """A reasoner that follows a script: fixed plans, answers "answer to Q" citing the first
+    retrieved span (with `shorts[Q]` as its short answer), a configurable share of each
+    allowance spent, and failures on chosen questions."""
 
-    def __init__(self, embedder, plans, failing=(), always_split=False, fanout=2, spend=0.5):
+    def __init__(self, plans, failing=(), always_split=False, fanout=2, spend=0.5, shorts=None):
         self.plans, self.failing, self.always_split = plans, set(failing), always_split
-        self.fanout, self.spend = fanout, spend
+        self.fanout, self.spend, self.shorts = fanout, spend, shorts or {}
         self.answered: list[str] = []
         self._lock = threading.Lock()
 
     def _cost(self, allowance):
         return int(allowance * self.spend)
 
-    def plan(self, question, spans, allowance):
+    def plan(self, question, evidence, allowance):
         subs = self.plans.get(question)
         if subs is None and self.always_split:
             subs = [f"{question} / {i}" for i in range(self.fanout)]
         subs = [s if isinstance(s, tuple) else (s, ()) for s in subs or []]
         return Plan(tuple(SubQuestion(t, d) for t, d in subs), note="scripted", tokens_in=self._cost(allowance))
 
-    def answer(self, questions, spans, allowance):
+    def answer(self, questions, evidence, allowance):
         share = allowance // max(len(questions), 1)
         with self._lock:
-            self.answered += list(questions)
+            self.answered += [q.text for q in questions]
         drafts = []
-        for q, ss in zip(questions, spans, strict=True):
-            if q in self.failing:
-                drafts.append(Draft("", error="scripted failure: backend down"))
+        for q, e in zip(questions, evidence, strict=True):
+            if q.text in self.failing:
+                drafts.append(Draft((PartDraft(q.text),), error="scripted failure: backend down"))
                 continue
-            drafts.append(Draft(f"answer to {q} [1]", tuple(ss[:1]), tokens_in=self._cost(share), llm_calls=1))
+            sources = tuple(Source(s, s.start, s.end) for s in e.spans[:1])
+            claim = Claim(f"answer to {q.text}", sources, answer=self.shorts.get(q.text, ""))
+            drafts.append(Draft((PartDraft(q.text, (claim,), True, 1.0),), tokens_in=self._cost(share), llm_calls=1))
         return drafts
 
-    def merge(self, question, parts, allowance):
-        text = "\n".join(p.draft.text for p in parts if p.draft.text)
-        return Draft(text, tuple(s for p in parts for s in p.draft.cited), tokens_out=self._cost(allowance))
+    def merge(self, question, own, parts, plan, allowance):
+        return Draft(tuple(p for part in parts for p in part.draft.parts), tokens_out=self._cost(allowance))
 
-    def reflect(self, question, draft, spans, allowance):
-        return Draft(draft.text, draft.cited, tokens_in=self._cost(allowance))
+    def reflect(self, question, draft, evidence, allowance):
+        return replace(draft, tokens_in=self._cost(allowance), tokens_out=0, llm_calls=0, missing=())
 
-
-def _chunk(doc):
-    from rag_rlm.types import Chunk
-
-    return Chunk(doc.id, 0, doc.text, 0, len(doc.text))
-
-
-def test_a_chunk_cited_by_two_parts_is_one_source(corpus, embedder):
-    assistant, collection = make(corpus, embedder)
-    result = assistant.ask("Who approves expenses over $500 and who approves expenses under $500?", collection,
-                           top_k=3)
-    ids = [c.id for c in result.citations]
-    assert ids and len(ids) == len(set(ids))
+    def condense(self, question, history):
+        return question

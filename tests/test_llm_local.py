@@ -18,7 +18,7 @@ from rag_rlm.errors import ModelNotFound
 from rag_rlm.llm import open_llm
 from rag_rlm.llm.local import LocalLLM
 from rag_rlm.llm.random_model import CHAT_TEMPLATE, build_random_llama
-from rag_rlm.reasoning.base import Draft, Part
+from rag_rlm.reasoning.base import Claim, Draft, Evidence, Part, PartDraft, Plan, Source, SubQuestion, Turn
 from rag_rlm.reasoning.llm import LLMReasoner
 from rag_rlm.types import Span
 
@@ -148,28 +148,42 @@ def spans() -> list[Span]:
     return [Span(f"d{i}", 0, f"Doc {i}", f"/d{i}.md", t, 0, len(t), 0.9) for i, t in enumerate(texts)]
 
 
+def cite_only_given(draft: Draft, given: list[Span]) -> bool:
+    return all(s.span in given for c in draft.claims for s in c.sources)
+
+
 def test_random_model_output_degrades_gracefully(tiny):
     reasoner = LLMReasoner(tiny, max_new_tokens=24)
-    plan = reasoner.plan("Who directed the film in which the fox starred?", spans(), 2000)
+    plan = reasoner.plan("Who directed the film in which the fox starred?", Evidence(tuple(spans())), 2000)
     assert plan.sub_questions == () and plan.note.startswith("unparseable plan output")
     assert 0 < plan.tokens_in + plan.tokens_out <= 2000 and plan.llm_calls == 1
 
-    drafts = reasoner.answer(["Remote work?", "Expenses?"], [spans(), spans()[:1]], 1200)
+    subs = [SubQuestion("Remote work?"), SubQuestion("Expenses?")]
+    drafts = reasoner.answer(subs, [Evidence(tuple(spans())), Evidence(tuple(spans()[:1]))], 1200)
     assert len(drafts) == 2 and all(isinstance(d, Draft) and d.llm_calls == 1 for d in drafts)
+    assert [d.parts[0].question for d in drafts] == ["Remote work?", "Expenses?"]
     assert sum(d.tokens_in + d.tokens_out for d in drafts) <= 1200
     assert all(d.tokens_out <= 24 for d in drafts)
-    assert all("\x19" not in d.text for d in drafts)  # control bytes cleaned out
+    assert all("\x19" not in c.text for d in drafts for c in d.claims)  # control bytes cleaned out
+    assert cite_only_given(drafts[0], spans()) and cite_only_given(drafts[1], spans()[:1])
 
-    merged = reasoner.merge("Both?", [Part("Remote work?", drafts[0]), Part("Expenses?", drafts[1])], 800)
-    assert merged.tokens_in + merged.tokens_out <= 800
-    grounded = Draft("Two days a week [1].", cited=(spans()[0],))
-    checked = reasoner.reflect("Remote work?", grounded, spans(), 600)
+    # dependent parts, so merge asks the model
+    parts = [Part(subs[0], drafts[0]), Part(SubQuestion("Expenses after #1?", (0,)), drafts[1])]
+    merged = reasoner.merge("Both?", drafts[0], parts, Plan(), 800)
+    assert isinstance(merged, Draft) and merged.tokens_in + merged.tokens_out <= 800
+    assert cite_only_given(merged, spans())
+    s0 = spans()[0]
+    grounded = Draft((PartDraft("Remote work?", (Claim("Two days a week.", (Source(s0, s0.start, s0.end),)),), True),))
+    checked = reasoner.reflect("Remote work?", grounded, Evidence(tuple(spans())), 600)
     assert checked.tokens_in + checked.tokens_out <= 600 and checked.llm_calls == 1
     assert checked.cited == grounded.cited  # an uncited rewrite never replaces a grounded draft
+    standalone = reasoner.condense("And expenses?", [Turn("user", "Can I work remotely?")])
+    assert "\n" not in standalone and 3 <= len(standalone) <= 4 * len("And expenses?") + 200
+    assert not any(ch in standalone for ch in "\x19\ufffd")
 
 
 def test_tiny_allowance_is_budget_not_an_overrun(tiny):
     reasoner = LLMReasoner(tiny, max_new_tokens=24)
-    (draft,) = reasoner.answer(["Remote work?"], [spans()], 30)
-    assert draft.error == "budget" and draft.tokens_in + draft.tokens_out == 0
-    assert reasoner.plan("Remote work?", spans(), 30).note.startswith("budget")
+    (draft,) = reasoner.answer([SubQuestion("Remote work?")], [Evidence(tuple(spans()))], 30)
+    assert draft.error == "budget" and draft.tokens_in + draft.tokens_out == 0 and not draft.found
+    assert reasoner.plan("Remote work?", Evidence(tuple(spans())), 30).note.startswith("budget")

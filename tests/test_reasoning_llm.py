@@ -15,9 +15,20 @@ from hypothesis import strategies as st
 
 from rag_rlm.errors import BackendError, ConfigError
 from rag_rlm.llm.base import LLM, Generation, Prompt
-from rag_rlm.reasoning.base import Draft, Part, SubQuestion
+from rag_rlm.reasoning.base import (
+    HOP,
+    Claim,
+    Draft,
+    Evidence,
+    Part,
+    PartDraft,
+    Plan,
+    Source,
+    SubQuestion,
+    Turn,
+)
 from rag_rlm.reasoning.llm import LLMReasoner
-from rag_rlm.reasoning.prompts import Prompts
+from rag_rlm.reasoning.prompts import Prompts, parse_claims, render_claims
 from rag_rlm.types import Span
 
 Reply = str | BackendError | Callable[[Prompt], str]
@@ -61,80 +72,125 @@ def test_scripted_llm_is_an_llm():
     assert isinstance(ScriptedLLM(), LLM)
 
 
+def ev(*spans: Span) -> Evidence:
+    return Evidence(tuple(spans))
+
+
+def said(question: str, *claims: tuple[str, tuple[Span, ...]]) -> Draft:
+    """A found one-part draft whose claims cite whole spans (hand-made, as a reasoner would)."""
+    made = tuple(Claim(text, tuple(Source(s, s.start, s.end) for s in spans)) for text, spans in claims)
+    return Draft((PartDraft(question, made, True, 1.0),))
+
+
+def sources(draft: Draft) -> list[list[Span]]:
+    return [[s.span for s in c.sources] for c in draft.claims]
+
+
 # -- plan -------------------------------------------------------------------------------------
 
 def test_json_plan_anywhere_in_the_text_is_parsed():
     reply = ('Sure! Here is the plan:\n```json\n{"sub_questions": [{"question": "Which film did Ann Lee '
              'star in?", "depends_on": []}, {"question": "Who directed #1?", "depends_on": [0]}]}\n```')
     llm = ScriptedLLM(reply)
-    plan = LLMReasoner(llm, 64).plan("Who directed the film in which Ann Lee starred?", [span(1)], 2000)
+    plan = LLMReasoner(llm, 64).plan("Who directed the film in which Ann Lee starred?", ev(span(1)), 2000)
     assert plan.sub_questions == (
         SubQuestion("Which film did Ann Lee star in?"),
         SubQuestion("Who directed #1?", (0,)),
     )
     assert plan.llm_calls == 1 and plan.tokens_in == llm.count_tokens(llm.calls[0][0][0])
     assert "Ann Lee starred" in user_text(llm.calls[0][0][0])
+    assert "[1] Doc 1: Fact number 1" in user_text(llm.calls[0][0][0])  # a glimpse of the evidence
 
 
 def test_placeholders_add_dependencies_the_json_left_out():
     reply = '{"sub_questions": ["Which film did Ann Lee star in?", "When was #1 released?", "Who directed #1?"]}'
-    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", [], 2000)
+    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", ev(), 2000)
     assert [s.depends_on for s in plan.sub_questions] == [(), (0,), (0,)]
 
 
 def test_numbered_list_fallback_with_placeholders():
     reply = "1. Which film did Ann Lee star in?\n2) Who directed #1?\nThat is all."
-    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("Who directed the film in which Ann Lee starred?", [], 2000)
+    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("Who directed the film in which Ann Lee starred?", ev(), 2000)
     assert plan.sub_questions == (SubQuestion("Which film did Ann Lee star in?"), SubQuestion("Who directed #1?", (0,)))
 
 
 @pytest.mark.parametrize("reply", ["\x19\ufffd garbage %%%", "", '{"sub_questions": "no"}', "{broken json"])
 def test_unparseable_plan_is_no_decomposition_with_a_note(reply):
-    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", [], 2000)
+    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", ev(), 2000)
     assert plan.sub_questions == () and plan.note == "unparseable plan output" and plan.llm_calls == 1
 
 
 def test_forward_reference_makes_the_plan_unusable():
-    plan = LLMReasoner(ScriptedLLM('["Who directed #2?", "Which film?"]'), 64).plan("q", [], 2000)
+    plan = LLMReasoner(ScriptedLLM('["Who directed #2?", "Which film?"]'), 64).plan("q", ev(), 2000)
     assert plan.sub_questions == () and plan.note.startswith("unparseable plan output")
 
 
 def test_empty_or_single_sub_question_means_answer_directly():
-    assert LLMReasoner(ScriptedLLM('{"sub_questions": []}'), 64).plan("q", [], 2000).note == "no decomposition"
-    one = LLMReasoner(ScriptedLLM('["Only this?"]'), 64).plan("q", [], 2000)
+    assert LLMReasoner(ScriptedLLM('{"sub_questions": []}'), 64).plan("q", ev(), 2000).note == "no decomposition"
+    one = LLMReasoner(ScriptedLLM('["Only this?"]'), 64).plan("q", ev(), 2000)
     assert one.sub_questions == () and "one sub-question" in one.note
 
 
+def test_too_many_sub_questions_keep_a_valid_prefix():
+    reply = "[" + ", ".join(f'"Step {i}?"' for i in range(9)) + "]"
+    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", ev(), 2000)
+    assert [s.text for s in plan.sub_questions] == [f"Step {i}?" for i in range(6)] and "kept the first 6" in plan.note
+
+
 def test_plan_backend_failure_is_a_note_not_an_exception():
-    plan = LLMReasoner(ScriptedLLM(BackendError("down", transient=True)), 64).plan("q", [], 2000)
+    plan = LLMReasoner(ScriptedLLM(BackendError("down", transient=True)), 64).plan("q", ev(), 2000)
     assert plan.sub_questions == () and plan.note.startswith("plan failed: down")
 
 
 # -- answer -----------------------------------------------------------------------------------
 
-def test_answer_is_one_batched_call_and_citations_map_to_spans():
+def test_answer_is_one_batched_call_and_claims_cite_the_passages_their_markers_name():
     spans = [span(1), span(2), span(3)]
-    llm = ScriptedLLM("It is B [2] and also A [1][2].", "Nothing cited here.", "See [9] and [3].")
-    drafts = LLMReasoner(llm, 64).answer(["q1", "q2", "q3"], [spans, spans, spans], 3000)
+    llm = ScriptedLLM("It is B [2]. Also A [1][2].", "Nothing cited here.", "See [9] and [3].")
+    questions = [SubQuestion("q1"), SubQuestion("q2"), SubQuestion("q3")]
+    drafts = LLMReasoner(llm, 64).answer(questions, [ev(*spans)] * 3, 3000)
     assert len(llm.calls) == 1 and len(llm.calls[0][0]) == 3
     first, second, third = drafts
-    assert first.cited == (spans[1], spans[0]) and first.text == "It is B [1] and also A [2][1]."
+    assert [p.question for d in drafts for p in d.parts] == ["q1", "q2", "q3"]
+    assert [c.text for c in first.claims] == ["It is B.", "Also A."]
+    assert sources(first) == [[spans[1]], [spans[0], spans[1]]]
+    assert first.cited == (spans[1], spans[0]) and first.found and first.ok
+    # the claim quotes the whole span it cites: the LLM does not say which sentence it used
+    assert [(s.start, s.end) for s in first.claims[0].sources] == [(spans[1].start, spans[1].end)]
     assert second.cited == () and "no citations" in second.notes and second.ok
-    assert third.cited == (spans[2],) and third.text == "See and [1]." and any("removed 1" in n for n in third.notes)
+    assert third.cited == (spans[2],) and [c.text for c in third.claims] == ["See and."]
+    assert any("removed 1" in n for n in third.notes)
     assert "[1] Doc 1: Fact number 1" in user_text(llm.calls[0][0][0])
+
+
+def test_each_question_reads_its_own_evidence_and_the_retrieval_query():
+    llm = ScriptedLLM("A [1].")
+    sub = SubQuestion("How long is it?", focus="Red", query_text="running time")
+    LLMReasoner(llm, 64).answer([sub, SubQuestion("other?")], [ev(span(1)), ev(span(2))], 3000)
+    first, second = (user_text(p) for p in llm.calls[0][0])
+    assert "Red: running time" in first and "Doc 1" in first and "Doc 2" not in first
+    assert "Doc 2" in second and "Doc 1" not in second
+
+
+@pytest.mark.parametrize("reply", ["NOT FOUND", "not found.", "The passages do not contain the answer."])
+def test_not_found_reply_is_a_part_the_evidence_does_not_answer(reply):
+    (draft,) = LLMReasoner(ScriptedLLM(reply), 64).answer([SubQuestion("Who won?")], [ev(span(1))], 2000)
+    assert draft.ok and not draft.found and draft.claims == () and draft.cited == ()
+    assert draft.parts[0].question == "Who won?" and not draft.parts[0].found
 
 
 def test_a_failed_prompt_does_not_spoil_the_batch():
     llm = ScriptedLLM("A [1].", BackendError("boom"), "C [1].")
-    drafts = LLMReasoner(llm, 64).answer(["a", "b", "c"], [[span(1)]] * 3, 3000)
+    subs = [SubQuestion("a"), SubQuestion("b"), SubQuestion("c")]
+    drafts = LLMReasoner(llm, 64).answer(subs, [ev(span(1))] * 3, 3000)
     assert [d.ok for d in drafts] == [True, False, True]
-    assert drafts[1].error == "backend: boom" and drafts[1].text == ""
+    assert drafts[1].error == "backend: boom" and drafts[1].claims == () and not drafts[1].found
     assert drafts[2].cited == (span(1),)
 
 
 def test_answer_without_room_reports_budget_and_does_not_call_the_model():
     llm = ScriptedLLM("never")
-    drafts = LLMReasoner(llm, 64).answer(["a question"], [[span(1)]], 10)
+    drafts = LLMReasoner(llm, 64).answer([SubQuestion("a question")], [ev(span(1))], 10)
     assert drafts[0].error == "budget" and drafts[0].tokens_in == drafts[0].tokens_out == 0
     assert llm.calls == []
 
@@ -142,69 +198,171 @@ def test_answer_without_room_reports_budget_and_does_not_call_the_model():
 def test_evidence_is_trimmed_to_fit_and_the_cut_span_still_cited():
     long = span(1, text=" ".join(f"w{i}" for i in range(400)))
     llm = ScriptedLLM("Answer [1].")
-    (draft,) = LLMReasoner(llm, 32).answer(["q"], [[long, span(2)]], 250)
+    (draft,) = LLMReasoner(llm, 32).answer([SubQuestion("q")], [ev(long, span(2))], 250)
     shown = user_text(llm.calls[0][0][0])
     assert "[1] Doc 1: w0 w1" in shown and "w399" not in shown and "[2]" not in shown
     assert draft.cited == (long,) and draft.tokens_in + draft.tokens_out <= 250
 
 
+def test_a_marker_for_a_passage_cut_from_the_prompt_is_dropped():
+    long = span(1, text=" ".join(f"w{i}" for i in range(400)))
+    (draft,) = LLMReasoner(ScriptedLLM("Answer [2]."), 32).answer([SubQuestion("q")], [ev(long, span(2))], 250)
+    assert draft.cited == () and any("removed 1" in n for n in draft.notes)
+
+
 # -- merge ------------------------------------------------------------------------------------
 
-def parts() -> list[Part]:
+def test_merge_keeps_independent_parts_as_parts_without_a_model_call():
+    llm = ScriptedLLM("never")
+    a = said("Who approves?", ("Finance approves [1].", (span(1),)))
+    b = Draft((PartDraft("How many days?"),))  # not found
+    merged = LLMReasoner(llm, 64).merge("Who approves and how many days?", Draft(),
+                                        [Part(SubQuestion("Who approves?"), a), Part(SubQuestion("How many days?"), b)],
+                                        Plan(), 3000)
+    assert llm.calls == [] and merged.ok
+    assert [p.question for p in merged.parts] == ["Who approves?", "How many days?"]
+    assert [p.found for p in merged.parts] == [True, False] and merged.cited == (span(1),)
+
+
+def dependent_parts() -> list[Part]:
     a, b, c = span(1), span(2), span(3)
     return [
-        Part("Which film?", Draft("The film is Red [1] per [2].", cited=(a, b))),
-        Part("Who directed it?", Draft("Bo Chen [1].", cited=(c,))),
-        Part("Failed one?", Draft("", error="backend: down")),
+        Part(SubQuestion("Which film?"), said("Which film?", ("The film is Red.", (a, b)))),
+        Part(SubQuestion("Who directed #1?", (0,)), said("Who directed Red?", ("Bo Chen.", (c,)))),
+        Part(SubQuestion("Failed one?"), Draft((PartDraft("Failed one?"),), error="backend: down")),
     ]
 
 
-def test_merge_renumbers_the_parts_citations_into_one_list():
+def test_merge_asks_the_model_for_dependent_parts_and_maps_its_markers_back():
     llm = ScriptedLLM("Bo Chen [3] directed Red [1].")
-    merged = LLMReasoner(llm, 64).merge("Who directed the film?", parts(), 3000)
+    merged = LLMReasoner(llm, 64).merge("Who directed the film?", Draft(), dependent_parts(), Plan(), 3000)
+    assert len(llm.calls) == 1 and merged.llm_calls == 1
     shown = user_text(llm.calls[0][0][0])
-    assert "A: The film is Red [1] per [2]." in shown and "A: Bo Chen [3]." in shown
-    assert "(no answer: backend: down)" in shown
-    assert merged.cited == (span(3), span(1)) and merged.text == "Bo Chen [1] directed Red [2]."
+    assert "A: The film is Red. [1][2]" in shown and "A: Bo Chen. [3]" in shown
+    assert "Q: Failed one?\nA: (not found)" in shown
+    assert "[1] Doc 1" in shown and "[3] Doc 3" in shown
+    assert [p.question for p in merged.parts] == ["Who directed the film?"]
+    assert merged.cited == (span(3), span(1)) and [c.text for c in merged.claims] == ["Bo Chen directed Red."]
 
 
-def test_merge_keeps_the_grounded_parts_when_the_model_cites_nothing():
-    merged = LLMReasoner(ScriptedLLM("\x19 random bytes"), 64).merge("q", parts(), 3000)
-    assert merged.ok and merged.cited == (span(1), span(2), span(3))
-    assert "Bo Chen [3]" in merged.text and merged.llm_calls == 1
+def test_merge_asks_the_model_for_hops_too():
+    llm = ScriptedLLM("Red came out in 1999 [1].")
+    hop = Part(SubQuestion("When?", focus="Red", kind=HOP), said("When?", ("Red came out in 1999.", (span(4),))))
+    merged = LLMReasoner(llm, 64).merge("When did the film come out?", Draft(), [hop], Plan(), 3000)
+    assert len(llm.calls) == 1 and merged.cited == (span(4),)
 
 
-def test_merge_without_budget_joins_the_parts_without_the_model():
+def test_merge_keeps_the_grounded_answer_when_the_model_cites_nothing():
+    merged = LLMReasoner(ScriptedLLM("\x19 random bytes"), 64).merge("q", Draft(), dependent_parts(), Plan(), 3000)
+    assert merged.ok and merged.found and merged.llm_calls == 1
+    assert merged.cited == (span(1), span(2)) and [c.text for c in merged.claims] == ["The film is Red."]
+    assert merged.parts[0].question == "q" and any("cited nothing" in n for n in merged.notes)
+
+
+def test_merge_without_budget_keeps_the_best_part_without_the_model():
     llm = ScriptedLLM("never")
-    merged = LLMReasoner(llm, 64).merge("q", parts(), 20)
-    assert merged.error == "budget" and llm.calls == [] and merged.cited == (span(1), span(2), span(3))
+    merged = LLMReasoner(llm, 64).merge("q", Draft(), dependent_parts(), Plan(), 20)
+    assert merged.error == "budget" and llm.calls == [] and merged.cited == (span(1), span(2))
+
+
+def test_merge_of_nothing_found_is_not_found_without_the_model():
+    llm = ScriptedLLM("never")
+    parts = [Part(SubQuestion("a?"), Draft((PartDraft("a?"),))), Part(SubQuestion("b #1?", (0,)), Draft((PartDraft("b?"),)))]
+    merged = LLMReasoner(llm, 64).merge("q", Draft((PartDraft("q"),)), parts, Plan(), 3000)
+    assert llm.calls == [] and not merged.found and merged.ok
 
 
 # -- reflect ----------------------------------------------------------------------------------
 
 def draft() -> Draft:
-    return Draft("Red was directed by Bo Chen [1].", cited=(span(3),), tokens_in=99, tokens_out=9, llm_calls=1)
+    return said("q", ("Red was directed by Bo Chen.", (span(3),))).with_usage(99, 9, 1)
 
 
 def test_reflect_ok_returns_the_draft_with_this_steps_usage_and_missing():
     llm = ScriptedLLM("OK.\nMISSING: release year of Red")
-    out = LLMReasoner(llm, 64).reflect("q", draft(), [span(3), span(4)], 3000)
-    assert out.text == draft().text and out.cited == draft().cited
+    out = LLMReasoner(llm, 64).reflect("q", draft(), ev(span(3), span(4)), 3000)
+    assert out.claims == draft().claims and out.cited == draft().cited
     assert out.missing == ("release year of Red",) and out.llm_calls == 1 and out.tokens_in != 99
-    assert "[1] Doc 3" in user_text(llm.calls[0][0][0]) and "[2] Doc 4" in user_text(llm.calls[0][0][0])
+    shown = user_text(llm.calls[0][0][0])
+    assert "[1] Doc 3" in shown and "[2] Doc 4" in shown and "Red was directed by Bo Chen. [1]" in shown
 
 
 def test_reflect_revision_is_parsed_against_the_evidence():
-    out = LLMReasoner(ScriptedLLM("Red was directed by Al Wu [2]."), 64).reflect("q", draft(), [span(4)], 3000)
-    assert out.text == "Red was directed by Al Wu [1]." and out.cited == (span(4),)
+    out = LLMReasoner(ScriptedLLM("Red was directed by Al Wu [2]."), 64).reflect("q", draft(), ev(span(4)), 3000)
+    assert [c.text for c in out.claims] == ["Red was directed by Al Wu."] and out.cited == (span(4),)
     assert "revised by reflection" in out.notes
+
+
+def test_reflect_may_decide_the_evidence_does_not_answer():
+    out = LLMReasoner(ScriptedLLM("NOT FOUND"), 64).reflect("q", draft(), ev(span(4)), 3000)
+    assert not out.found and out.claims == () and out.parts[0].question == "q"
 
 
 @pytest.mark.parametrize("reply", ["\x19\x13 garbage", BackendError("down")])
 def test_reflect_garbage_or_failure_keeps_the_draft(reply):
-    out = LLMReasoner(ScriptedLLM(reply), 64).reflect("q", draft(), [span(4)], 3000)
-    assert out.text == draft().text and out.cited == draft().cited
+    out = LLMReasoner(ScriptedLLM(reply), 64).reflect("q", draft(), ev(span(4)), 3000)
+    assert out.claims == draft().claims and out.cited == draft().cited
     assert out.ok == isinstance(reply, str)
+
+
+def test_reflect_on_a_multi_part_answer_names_the_missing_parts_without_a_model_call():
+    llm = ScriptedLLM("never")
+    two = Draft((said("a?", ("A.", (span(1),))).parts[0], PartDraft("b?")))
+    out = LLMReasoner(llm, 64).reflect("a and b?", two, ev(span(1)), 3000)
+    assert llm.calls == [] and out.parts == two.parts and out.missing == ("b?",) and out.llm_calls == 0
+
+
+# -- condense ---------------------------------------------------------------------------------
+
+HISTORY = [Turn("user", "What does the dental plan cover?"), Turn("assistant", "Cleanings twice a year [1].")]
+
+
+def test_condense_uses_the_models_rewrite():
+    llm = ScriptedLLM("What does the vision plan cover?\nExtra line the model added.")
+    assert LLMReasoner(llm, 64).condense("And vision?", HISTORY) == "What does the vision plan cover?"
+    shown = user_text(llm.calls[0][0][0])
+    assert "user: What does the dental plan cover?" in shown and "Last question: And vision?" in shown
+
+
+@pytest.mark.parametrize("reply", ["\x19\ufffd\x13", "", "  ", "x" * 2000, BackendError("down")])
+def test_condense_keeps_the_question_on_garbage_empty_or_failure(reply):
+    assert LLMReasoner(ScriptedLLM(reply), 64).condense("And vision?", HISTORY) == "And vision?"
+
+
+# -- parse_claims -----------------------------------------------------------------------------
+
+def test_parse_claims_markers_belong_to_their_sentence():
+    a, b = span(1), span(2)
+    part, notes = parse_claims("q", "Red is a film [1]. Bo Chen directed it [2][1]. 1999 was the year. [2]", [a, b])
+    assert part.found and part.question == "q" and notes == ()
+    assert [c.text for c in part.claims] == ["Red is a film.", "Bo Chen directed it.", "1999 was the year."]
+    assert [[s.span for s in c.sources] for c in part.claims] == [[a], [b, a], [b]]
+
+
+@pytest.mark.parametrize("reply", ["NOT FOUND", "  not found", "NOT FOUND.", "The passages do not say."])
+def test_parse_claims_not_found(reply):
+    part, notes = parse_claims("q", reply, [span(1)])
+    assert part == PartDraft("q") and not part.found and notes == ()
+
+
+def test_parse_claims_strips_markdown():
+    text = "- **Red** is a film [1].\n* Bo Chen directed `it` [2].\n2. It won __two__ awards [1, 2].\n## Notes"
+    part, _ = parse_claims("q", text, [span(1), span(2)])
+    assert [c.text for c in part.claims] == ["Red is a film.", "Bo Chen directed it.", "It won two awards.", "Notes"]
+    assert [len(c.sources) for c in part.claims] == [1, 1, 2, 0]
+
+
+def test_parse_claims_drops_and_notes_out_of_range_markers():
+    part, notes = parse_claims("q", "Red is a film [3][0]. Bo Chen [2].", [span(1), span(2)])
+    assert [[s.span for s in c.sources] for c in part.claims] == [[], [span(2)]]
+    assert "removed 2 citation(s) of passages that were not given" in notes and "no citations" not in notes
+    none, notes = parse_claims("q", "Uncited [7].", [span(1)])
+    assert none.found and none.claims[0].sources == () and "no citations" in notes
+
+
+def test_render_claims_numbers_the_spans_it_is_given():
+    d = said("q", ("Red.", (span(2),)), ("Bo.", (span(1), span(3))))
+    assert render_claims(d, [span(1), span(2)]) == "Red. [2] Bo. [1]"
 
 
 # -- prompts ----------------------------------------------------------------------------------
@@ -213,7 +371,7 @@ def test_prompts_are_overridable_by_files(tmp_path):
     (tmp_path / "answer_system.txt").write_text("Answer like a pirate, citing [n].")
     (tmp_path / "answer_user.txt").write_text("Q={question}\nE={evidence} {\"json\": 1}")
     llm = ScriptedLLM("Arr [1].")
-    LLMReasoner(llm, 16, prompts=tmp_path).answer(["where?"], [[span(1)]], 1000)
+    LLMReasoner(llm, 16, prompts=tmp_path).answer([SubQuestion("where?")], [ev(span(1))], 1000)
     system, user = llm.calls[0][0][0]
     assert system["content"] == "Answer like a pirate, citing [n]."
     assert user["content"].startswith("Q=where?\nE=[1] Doc 1") and '{"json": 1}' in user["content"]
@@ -242,12 +400,16 @@ texts = st.text(alphabet="abc xyz.", min_size=0, max_size=600)
 def test_no_step_spends_more_than_its_allowance(allowance, max_new, span_texts, n_questions, question):
     spans = [span(i, text=t or "x") for i, t in enumerate(span_texts)]
     reasoner = LLMReasoner(ScriptedLLM(long_reply), max_new)
-    plan = reasoner.plan(question, spans, allowance)
+    plan = reasoner.plan(question, ev(*spans), allowance)
     assert plan.tokens_in + plan.tokens_out <= allowance
-    drafts = reasoner.answer([question] * n_questions, [spans] * n_questions, allowance)
+    subs = [SubQuestion(question)] * n_questions
+    drafts = reasoner.answer(subs, [ev(*spans)] * n_questions, allowance)
     assert sum(d.tokens_in + d.tokens_out for d in drafts) <= allowance
     assert all(d.error in (None, "budget") for d in drafts)
-    merged = reasoner.merge(question, [Part(question, d) for d in drafts], allowance)
+    assert all(s.span in spans for d in drafts for c in d.claims for s in c.sources)
+    # dependent parts: the merge that calls the model
+    parts = [Part(SubQuestion(question, (0,) if i else ()), d) for i, d in enumerate(drafts)]
+    merged = reasoner.merge(question, drafts[0], parts, Plan(), allowance)
     assert merged.tokens_in + merged.tokens_out <= allowance
-    checked = reasoner.reflect(question, merged, spans, allowance)
+    checked = reasoner.reflect(question, merged, ev(*spans), allowance)
     assert checked.tokens_in + checked.tokens_out <= allowance

@@ -19,6 +19,8 @@ from dataclasses import dataclass, replace
 import numpy as np
 
 from ..embed import Embedder
+from ..ingest.sentences import split_sentences
+from ..ingest.sentvec import context_text
 from ..types import Sentence, Span
 from . import compose
 from .base import (
@@ -35,7 +37,7 @@ from .base import (
     SubQuestion,
     Turn,
 )
-from .rules import novel_entities, plan_by_form, residual_question, sentences
+from .rules import novel_entities, plan_by_form, residual_question
 
 MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
 SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
@@ -264,11 +266,11 @@ class ExtractiveReasoner:
         return stored + self._split_and_encode(fresh), read
 
     def _split_and_encode(self, spans: Sequence[Span]) -> list[_Candidate]:
-        pieces = [(span, Sentence(span.document_id, i, " ".join(span.text[s:e].split()), span.start + s,
-                                  span.start + e)) for span in spans for i, (s, e) in enumerate(sentences(span.text))]
+        """The slow path, as ingest would have done it: split, then encode with the context."""
+        pieces = [(span, s) for span in spans for s in split_sentences(span.text, span.document_id, span.start)]
         if not pieces:
             return []
-        vectors = self._embed([f"{span.title}: {s.text}" for span, s in pieces])
+        vectors = self._embed([context_text(span.title, s) for span, s in pieces])
         return [_Candidate(s, span, v) for (span, s), v in zip(pieces, vectors, strict=True)]
 
     def _count(self, text: str) -> int:

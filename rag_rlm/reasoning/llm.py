@@ -102,7 +102,7 @@ class LLMReasoner:
         if gen.error is not None:
             return replace(fallback, error=f"backend: {gen.error}", **usage)
         part, notes = parse_claims(question, clean(gen.text), list(fit.spans))
-        if fallback.found and not part.claims and part.found:  # ungrounded rewrite: keep what is grounded
+        if fallback.found and not any(c.sources for c in part.claims):  # ungrounded rewrite: keep what is grounded
             return replace(fallback, notes=("merged answer cited nothing: best part kept",), **usage)
         return Draft((part,), notes=notes, **usage)
 

@@ -1,0 +1,136 @@
+"""The one renderer, on hand-made drafts: markers, citation numbering and quotes, "not found"."""
+
+from __future__ import annotations
+
+import re
+
+import pytest
+
+from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Source
+from rag_rlm.render import Numbering, indirect, not_found, render, with_markers
+from rag_rlm.types import Span
+
+DOC = ("Expenses over $500 need the Finance Director. Hannah Lindqvist is the Finance Director. "
+       "New hires get 22 vacation days. Unused days carry over.")
+
+
+def span(doc: str, chunk: int, start: int, end: int, text: str = DOC) -> Span:
+    return Span(doc, chunk, doc.title(), f"/{doc}.md", text[start:end], start, end, 0.9)
+
+
+A = span("expense", 0, 0, 89)
+B = span("vacation", 0, 89, len(DOC))
+
+
+def quote(s: Span, sentence: str) -> Source:
+    start = DOC.index(sentence)
+    return Source(s, start, start + len(sentence))
+
+
+def claim(sentence: str, *spans: Span, answer: str = "") -> Claim:
+    return Claim(sentence, tuple(quote(s, sentence) for s in spans), answer=answer)
+
+
+def found(question: str, *claims: Claim) -> PartDraft:
+    return PartDraft(question, claims, True, 0.9)
+
+
+@pytest.mark.parametrize("text,numbers,out", [
+    ("Finance approves.", [1], "Finance approves [1]."),
+    ("Finance approves!", [2, 1, 2], "Finance approves [2][1]!"),
+    ("Is it Finance?..", [3], "Is it Finance [3]?.."),
+    ("No closing punctuation", [1], "No closing punctuation [1]."),
+    ("  Spread   over\nlines. ", [1], "Spread over lines [1]."),
+    ("Uncited", [], "Uncited."),
+    ("(In brackets.)", [4], "(In brackets [4].)"),
+])
+def test_markers_go_before_the_closing_punctuation(text, numbers, out):
+    assert with_markers(text, numbers) == out
+
+
+def test_numbers_follow_first_use_across_parts_one_number_per_span():
+    draft = Draft((
+        found("How many days?", claim("New hires get 22 vacation days.", B, answer="22 vacation days")),
+        found("Who approves?", claim("Expenses over $500 need the Finance Director.", A),
+              claim("Hannah Lindqvist is the Finance Director.", A, B)),
+    ))
+    shown = render(draft, "hr")
+    assert shown.text == ("New hires get 22 vacation days [1].\n\n"
+                          "Expenses over $500 need the Finance Director [2]. "
+                          "Hannah Lindqvist is the Finance Director [2][1].")
+    assert [(c.n, c.span.id) for c in shown.citations] == [(1, B.id), (2, A.id)]
+    assert shown.numbers == {B.id: 1, A.id: 2}
+    assert [p.citations for p in shown.parts] == [[1], [2, 1]]
+    assert shown.parts[0].short_answer == "22 vacation days" and all(p.found for p in shown.parts)
+    assert shown.lead == "New hires get 22 vacation days."
+
+
+def test_quotes_are_collected_per_citation_in_document_order():
+    first, second = "Hannah Lindqvist is the Finance Director.", "Expenses over $500 need the Finance Director."
+    draft = Draft((found("Who?", claim(first, A), claim(second, A), claim(first, A)),))
+    (citation,) = render(draft, "hr").citations
+    assert citation.quotes == sorted({(DOC.index(s), DOC.index(s) + len(s)) for s in (first, second)})
+    assert all(DOC[s:e] in (first, second) for s, e in citation.quotes)
+    assert citation.to_dict()["quotes"] == [list(q) for q in citation.quotes]
+
+
+def test_a_shared_numbering_continues_across_renders():
+    numbering = Numbering()
+    render(Draft((found("a?", claim("Unused days carry over.", B)),)), "hr", numbering)
+    shown = render(Draft((found("b?", claim("Expenses over $500 need the Finance Director.", A),
+                                claim("Unused days carry over.", B)),)), "hr", numbering)
+    assert shown.text == "Expenses over $500 need the Finance Director [2]. Unused days carry over [1]."
+    assert [c.n for c in shown.citations] == [1, 2]
+
+
+def test_a_part_not_found_says_so_plainly_beside_the_found_one():
+    draft = Draft((found("Who approves?", claim("Expenses over $500 need the Finance Director.", A)),
+                   PartDraft("How many sick days do new hires get?")))
+    shown = render(draft, "hr")
+    assert shown.text == ("Expenses over $500 need the Finance Director [1].\n\n"
+                          "The hr documents do not say how many sick days new hires get.")
+    assert [p.found for p in shown.parts] == [True, False] and shown.parts[1].citations == []
+    assert [c.n for c in shown.citations] == [1]
+
+
+def test_a_whole_answer_not_found_is_one_message():
+    one = render(Draft((PartDraft("What is the capital of France?"),)), "hr")
+    assert one.text == one.lead == "The hr documents do not say what the capital of France is."
+    assert one.citations == [] and not one.parts[0].found
+    two = render(Draft((PartDraft("Who approves?"), PartDraft("Can I carry over days?"))), "")
+    assert two.text == "The documents do not answer this question." and len(two.parts) == 2
+
+
+@pytest.mark.parametrize("question,clause", [
+    ("What is X?", "what X is"),
+    ("What is the capital of France?", "what the capital of France is"),
+    ("What are my benefits?", "what your benefits are"),
+    ("How many X do Y get?", "how many X Y get"),
+    ("How many vacation days do new hires get?", "how many vacation days new hires get"),
+    ("Who approves X?", "who approves X"),
+    ("Who approves expenses over $500?", "who approves expenses over $500"),
+    ("Can I X?", "whether you can X"),
+    ("Can I carry over vacation days?", "whether you can carry over vacation days"),
+    ("Is it allowed?", "whether it is allowed"),
+])
+def test_indirect_questions(question, clause):
+    assert indirect(question) == clause
+    assert not_found(question, "hr") == f"The hr documents do not say {clause}."
+
+
+@pytest.mark.parametrize("question", ["When does the freeze start?", "Tell me about X", "X?"])
+def test_a_shape_it_cannot_turn_is_quoted(question):
+    assert indirect(question) == ""
+    assert not_found(question, "hr") == f"The hr documents do not answer “{question}”."
+
+
+def test_no_markdown_or_labels_in_text():
+    draft = Draft((
+        found("Who approves?", Claim("Expenses over $500   need\nthe Finance Director", (quote(A, "Expenses over $500 need the Finance Director."),))),
+        found("How many days?", claim("New hires get 22 vacation days.", B)),
+    ))
+    text = render(draft, "hr").text
+    assert "Who approves" not in text and "How many days" not in text and "Q:" not in text
+    assert not re.search(r"^\s*(?:[-*#]|\d+[.)])\s|\*\*|__|`", text, re.MULTILINE)
+    assert text.split("\n\n") == ["Expenses over $500 need the Finance Director [1].",
+                                  "New hires get 22 vacation days [2]."]
