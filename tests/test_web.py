@@ -152,6 +152,7 @@ def test_an_off_topic_question_is_shown_as_not_found(page):
 def test_why_this_answer_shows_the_call_tree(page):
     answer = ask(page, "How many vacation days do new hires get, and who approves expenses over $500?")
     answer.locator("details.why > summary").click()
+    assert "[object" not in answer.inner_text()  # sub-questions arrive as objects: shown by their text
     tree = answer.locator(".trace")
     expect(tree.locator(".trace-summary")).to_contain_text("steps")
     expect(tree.locator(".kind-retrieve").first).to_be_visible()

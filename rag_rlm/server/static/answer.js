@@ -58,7 +58,8 @@ export class AnswerView {
     if (!questions.length) return;
     this.setProgress(`Split into ${questions.length} sub-questions…`);
     clear(this.planList).hidden = false;
-    for (const q of questions) {
+    for (const sub of questions) {
+      const q = typeof sub === "string" ? sub : sub.question || sub.text || ""; // {question, focus, kind}
       const item = h("li", { class: "sub pending" }, h("span", { class: "sub-state", "aria-hidden": "true" }), q);
       this.subs.set(q, item);
       this.planList.append(item);

@@ -20,7 +20,8 @@ export function renderTrace(trace, result) {
   const titles = new Map((result?.citations || []).map((c) => [c.document_id, c.title]));
   const sum = (k) => nodes.reduce((a, n) => a + (n[k] || 0), 0);
   const hits = nodes.filter((n) => n.cache_hit).length;
-  const top = roots.reduce((a, n) => a + (n.latency_ms || 0), 0);
+  // steps that only group others are not timed themselves: the answer's own clock is the total
+  const top = result?.usage?.seconds ? result.usage.seconds * 1000 : Math.max(0, ...nodes.map((n) => n.latency_ms || 0));
 
   const summary = h("p", { class: "trace-summary" },
     `${nodes.length} steps · ${ms(top)} · ${sum("tokens_in")} → ${sum("tokens_out")} tokens`,
@@ -34,7 +35,7 @@ export function renderTrace(trace, result) {
         n.span_ids?.length ? h("span", { class: "stat" }, `${n.span_ids.length} spans`) : null,
         n.cache_hit ? h("span", { class: "stat hit" }, "cache hit") : null,
         n.tokens_in || n.tokens_out ? h("span", { class: "stat" }, `${n.tokens_in} → ${n.tokens_out} tok`) : null,
-        h("span", { class: "stat" }, ms(n.latency_ms || 0)),
+        n.latency_ms || !kids.length ? h("span", { class: "stat" }, ms(n.latency_ms || 0)) : null,
         n.status && n.status !== "ok" ? h("span", { class: "stat bad" }, n.status) : null));
     const detail = [];
     if (n.span_ids?.length) {
