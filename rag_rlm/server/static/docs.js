@@ -47,7 +47,7 @@ export class DocumentsView {
       clear(body);
       $("docs-empty").hidden = true;
       // a collection that does not exist yet is simply empty: uploading creates it
-      if (e.status === 404 && e.type === "unknown_collection") { $("docs-empty").hidden = false; return; }
+      if (e.status === 404) { $("docs-empty").hidden = false; return; }
       this.showError(e);
     }
   }
