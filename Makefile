@@ -8,7 +8,15 @@ PORT ?= 8000
 
 .PHONY: install run test lint bench clean
 
-install: $(STAMP)
+CHROMIUM := /usr/bin/chromium
+SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
+
+install: $(STAMP) $(CHROMIUM)
+
+# The web page's browser tests drive Debian's chromium (Playwright never downloads a browser here).
+$(CHROMIUM):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
 
 # torch first, pinned: a CPU build of 2.13.0 lies on disk here; any other spec pulls CUDA wheels.
 $(STAMP): pyproject.toml
@@ -21,6 +29,7 @@ $(STAMP): pyproject.toml
 # Ingest the bundled sample corpus into the embedded store, then serve HTTP.
 run: install
 	$(BIN)/ingest examples/sample --collection sample
+	@echo "Open http://$(HOST):$(PORT)/ in a browser (the API is under /v1, docs at /schema/swagger)"
 	RAG_RLM_COLLECTION=sample $(BIN)/rag-rlm serve --host $(HOST) --port $(PORT)
 
 test: install

@@ -16,7 +16,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from .. import __version__
 from ..config import ENV_PREFIX, Settings
-from . import ask, chat, documents, ops
+from . import ask, chat, documents, ops, web
 from .context import ServerContext, provide_caller, provide_context
 from .errors import EXCEPTION_HANDLERS
 from .observe import before_send, configure_logging, timing_middleware
@@ -53,7 +53,7 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
                      request_max_body_size=settings.max_upload_bytes,
                      route_handlers=[documents.upload_documents, documents.list_documents])
     return Litestar(
-        route_handlers=[api, uploads, ops.health, ops.metrics],
+        route_handlers=[api, uploads, ops.health, ops.metrics, *web.routes()],
         dependencies={"ctx": Provide(provide_context, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
         middleware=[timing_middleware],
