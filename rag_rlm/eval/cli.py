@@ -14,6 +14,8 @@ from pathlib import Path
 from typing import Any
 
 from ..config import Settings, validate_collection_name
+from ..embed import Embedder
+from ..memory import Store
 from .data import DataError, check_corpus, read_questions
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -58,7 +60,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         store.close()
 
 
-def _ingest(args: argparse.Namespace, collection: str, store: Any, embedder: Any, settings: Settings) -> bool:
+def _ingest(args: argparse.Namespace, collection: str, store: Store, embedder: Embedder, settings: Settings) -> bool:
     from rag_rlm.ingest.pipeline import ingest_paths
 
     summary = ingest_paths([args.corpus], collection=collection, store=store, embedder=embedder,
@@ -70,7 +72,7 @@ def _ingest(args: argparse.Namespace, collection: str, store: Any, embedder: Any
     return summary.documents_failed == 0
 
 
-def _evaluate(args: argparse.Namespace, questions: list, collection: str, store: Any, embedder: Any,
+def _evaluate(args: argparse.Namespace, questions: list, collection: str, store: Store, embedder: Embedder,
               settings: Settings) -> int:
     from tqdm import tqdm
 
