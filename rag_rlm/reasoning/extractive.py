@@ -131,22 +131,31 @@ class ExtractiveReasoner:
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
         ranked = self._rank(sub.query, evidence, cands)
-        chosen = self._choose(ranked, [c.vector for c in cands])
+        chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
         conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
                                   " ".join(c.context for c in cands))
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
         return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
 
-    def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None]) -> list[int]:
-        """The best candidate, then the next ones that score nearly as well and say something else."""
+    def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None],
+                question: str = "", contexts: Sequence[str] = ()) -> list[int]:
+        """The best candidate, then the next ones that score nearly as well, say something else
+        and cover a word of the question the ones before did not (else the question did not ask
+        for them: "$100 to $500" after the "$500" rule)."""
         order = [int(i) for i in np.argsort(-ranked.scores)]
         chosen = order[:1]
+        asked = compose.content_words(question)
+        covered = compose.content_words(contexts[chosen[0]]) if contexts and chosen else set()
         for i in order[1:]:
             if len(chosen) >= self.max_claims or ranked.scores[i] < SUPPORT_RATIO * ranked.scores[chosen[0]]:
                 break
             if any(_similar(vectors[i], vectors[j]) for j in chosen):
                 continue
+            adds = (asked & compose.content_words(contexts[i])) - covered if contexts else {True}
+            if not adds:
+                continue
+            covered |= compose.content_words(contexts[i]) if contexts else set()
             chosen.append(i)
         return chosen
 
@@ -188,7 +197,7 @@ class ExtractiveReasoner:
             return base
         contexts = [f"{c.sources[0].span.title} {c.text}" for c in pool]
         ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts)
-        chosen = self._choose(ranked, [c.vector for c in pool])
+        chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
         conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
                                   " ".join(contexts))
         found = conf >= self.found_threshold
