@@ -1,11 +1,16 @@
-"""Controller benchmark: `ask` latency p50/p95 on a ~10,000-chunk collection with the extractive
-reasoner, and the controller's own overhead (time not spent embedding, searching or reasoning)
-for depth-2 questions.
+"""Controller benchmark: `ask` latency p50/p95/mean on the ~16k-chunk HotpotQA collection with the
+extractive reasoner, before and after sentence memory in one run, and the controller's own
+overhead (time not spent embedding, searching or reasoning) for depth-2 questions.
 
-    .venv/bin/python bench/bench_controller.py [--corpus PATH] [--questions PATH] [--n 100]
+    .venv/bin/python bench/bench_controller.py [--n 100] [--overhead 20] [--corpus PATH] [--data DIR]
 
-The collection is the HotpotQA dev corpus from ../shared/data chunked at 64 tokens (about 11k
-chunks), ingested once into an embedded PostgreSQL under bench/out/ (re-runs skip it).
+The collection is the HotpotQA dev corpus from /work/shared/data chunked at 64 tokens with 8 of
+overlap (16,158 chunks, 23,485 sentences), ingested once into an embedded PostgreSQL under
+bench/out/controller2 (re-runs skip it; an older bench/out/pg has no sentence memory).
+"before" is Settings(sentence_memory=False): the retrieved spans' sentences are split and encoded
+at answer time. "after" is sentence_memory=True: the sentence vectors stored at ingest are read
+and only the question is encoded. Each mode gets a fresh Assistant with its own empty memo, and
+asks each question once: every answer is computed, none replayed.
 """
 
 from __future__ import annotations
@@ -27,7 +32,11 @@ from rag_rlm.memory.state import SqliteState
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 
 ROOT = Path(__file__).resolve().parents[1]
-DATA = ROOT.parent / "shared" / "data" / "hotpotqa"
+DATA = Path("/work/shared/data/hotpotqa")
+MODES = (("before", False), ("after", True))  # (name, sentence_memory)
+# Not among the measured questions: they load the model's and the database's caches per mode.
+WARM_UP = ("warm up: who founded the company?", "warm up: which city is the capital?",
+           "warm up: when was the band formed and who was its singer?")
 
 
 class Clock:
@@ -69,54 +78,81 @@ def main() -> None:
     ap = argparse.ArgumentParser()
     ap.add_argument("--corpus", default=str(DATA / "corpus.jsonl"))
     ap.add_argument("--questions", default=str(DATA / "questions.jsonl"))
-    ap.add_argument("--n", type=int, default=100)
-    ap.add_argument("--store", default="pgserver://" + str(ROOT / "bench" / "out" / "pg"))
+    ap.add_argument("--n", type=int, default=100, help="questions asked in each mode")
+    ap.add_argument("--overhead", type=int, default=20, help="questions for the overhead figure (0: skip)")
+    ap.add_argument("--data", default=str(ROOT / "bench" / "out" / "controller2"), help="store and data folder")
+    ap.add_argument("--collection", default="hotpot16k")
     args = ap.parse_args()
 
-    settings = Settings(store=args.store, chunk_tokens=64, chunk_overlap=8, data_dir=str(ROOT / "bench" / "out"))
+    settings = Settings(store=f"pgserver://{args.data}/pg", chunk_tokens=64, chunk_overlap=8, data_dir=args.data)
     embedder = load_embedder()
     store = open_store(settings.store)
-    summary = ingest_paths([args.corpus], collection="bench10k", store=store, embedder=embedder,
+    summary = ingest_paths([args.corpus], collection=args.collection, store=store, embedder=embedder,
                            settings=settings, progress=True)
-    chunks = store.collection_info("bench10k").chunks
-    print(f"collection: {chunks} chunks ({summary.documents_new} new documents this run)")
+    chunks = store.collection_info(args.collection).chunks
+    print(f"collection {args.collection!r}: {chunks} chunks ({summary.documents_new} new documents, "
+          f"ingest {summary.seconds:.0f} s this run)")
 
-    questions = [json.loads(line)["question"] for line in open(args.questions)][: args.n]
+    questions = [json.loads(line)["question"] for line in open(args.questions) if line.strip()][: args.n]
+    rows, answers = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        # A fresh memo: every question is answered, none replayed from an earlier run.
-        assistant = Assistant(settings, store=store, embedder=embedder, state=SqliteState(Path(tmp) / "s.db"))
-        assistant.ask("warm up: who founded the company?", "bench10k")
-        latencies = []
-        for q in questions:
-            t0 = time.perf_counter()
-            assistant.ask(q, "bench10k")
-            latencies.append(time.perf_counter() - t0)
-        overhead = measure_overhead(settings, store, embedder, questions[:20], Path(tmp))
-    q = statistics.quantiles(latencies, n=100)
-    print(f"ask latency over {len(latencies)} questions (extractive, max_depth=2, reflect on): "
-          f"p50 {q[49] * 1000:.0f} ms, p95 {q[94] * 1000:.0f} ms, mean {statistics.mean(latencies) * 1000:.0f} ms")
-    print(overhead)
+        for name, memory in MODES:
+            # A fresh Assistant and memo per mode: no answer of one mode is served to the other.
+            s = settings.replace(sentence_memory=memory)
+            assistant = Assistant(s, store=store, embedder=embedder, state=SqliteState(Path(tmp) / f"{name}.db"))
+            for q in WARM_UP:
+                assistant.ask(q, args.collection)
+            latencies, answers[name] = [], []
+            for q in questions:
+                t0 = time.perf_counter()
+                result = assistant.ask(q, args.collection)
+                latencies.append(time.perf_counter() - t0)
+                answers[name].append(result.answer)
+            rows[name] = latencies
+        overhead = measure_overhead(settings, store, embedder, questions[: args.overhead], args.collection,
+                                    Path(tmp)) if args.overhead else ""
+    report(rows, answers)
+    if overhead:
+        print(overhead)
 
 
-def measure_overhead(settings, store, embedder, questions, tmp: Path) -> str:
-    """Sequential (max_parallel=1) so that the parts' times add up to the wall time."""
+def report(rows: dict[str, list[float]], answers: dict[str, list[str]]) -> None:
+    n = len(rows["before"])
+    print(f"\nask latency, {n} questions per mode (extractive, max_depth=2, reflect on, no memo hits)")
+    print(f"{'mode':<31} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
+    stats = {}
+    for name, memory in MODES:
+        lat = rows[name]
+        q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [lat[0]] * 99
+        stats[name] = (q[49], q[94], statistics.mean(lat))
+        label = f"{name} (sentence_memory={str(memory).lower()})"
+        print(f"{label:<31} " + " ".join(f"{v * 1000:>8.0f}" for v in stats[name]))
+    b, a = stats["before"], stats["after"]
+    print(f"{'speed-up before/after':<31} " + " ".join(f"{x / y:>7.1f}x" for x, y in zip(b, a, strict=True)))
+    same = sum(x == y for x, y in zip(answers["before"], answers["after"], strict=True))
+    print(f"same answer text in both modes: {same}/{n}")
+
+
+def measure_overhead(settings, store, embedder, questions, collection, tmp: Path) -> str:
+    """Sequential (max_parallel=1) so that the parts' times add up to the wall time; sentence
+    memory on (the default). Reading stored sentences counts as search (the store's time)."""
     clock = Clock()
     t_embedder = Timed(embedder, clock, "embed", ["embed"])
-    t_store = Timed(store, clock, "search", ["search"])
+    t_store = Timed(store, clock, "search", ["search", "sentences"])
     reasoner = Timed(ExtractiveReasoner(t_embedder), clock, "reason", ["plan", "answer", "merge", "reflect"])
     assistant = Assistant(settings.replace(max_parallel=1), store=t_store, embedder=t_embedder, reasoner=reasoner,
                           state=SqliteState(tmp / "overhead.db"))
     total, depth2 = 0.0, 0
     for q in questions:
         t0 = time.perf_counter()
-        result = assistant.ask(q, "bench10k", max_depth=2)
+        result = assistant.ask(q, collection, max_depth=2)
         total += time.perf_counter() - t0
         depth2 += bool(result.sub_questions)
     parts = sum(clock.seconds.values())
     share = (total - parts) / total
     detail = ", ".join(f"{k} {v:.2f}s" for k, v in clock.seconds.items())
-    return (f"controller overhead on {len(questions)} questions ({depth2} decomposed): {share:.1%} of "
-            f"{total:.2f}s wall (the rest: {detail})")
+    return (f"controller overhead on {len(questions)} questions ({depth2} decomposed, sentence memory on): "
+            f"{share:.1%} of {total:.2f}s wall (the rest: {detail})")
 
 
 if __name__ == "__main__":

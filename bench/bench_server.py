@@ -1,13 +1,21 @@
-"""Load test of the HTTP server: 32 concurrent clients asking varied questions on a 10,000-chunk
-collection with the extractive reasoner, from a second process on loopback.
+"""Load test of the HTTP server: 32 concurrent clients asking questions on a 10,000-chunk
+collection with the extractive reasoner, from a second process on loopback; before and after
+sentence memory in one run.
 
     .venv/bin/python bench/bench_server.py [--duration 60] [--clients 32] [--chunks 10000]
+                                           [--no-compare] [--no-unique]
 
 (1) Builds the collection once with the real `ingest` CLI (HotpotQA + MuSiQue paragraphs from
 /work/shared/data, chunked small enough to pass --chunks; reused on later runs: ingest is
-idempotent). (2) Starts the server in a subprocess (uvicorn with the app factory, as
-`rag-rlm serve --workers N` does). (3) Runs an async httpx load client for --duration seconds and
-prints requests/s, p50/p95/p99 latency, errors and the server's peak RSS.
+idempotent; it stores sentence vectors, so a folder built before sentence memory will not do).
+(2) Starts the server in a subprocess (uvicorn with the app factory, as `rag-rlm serve --workers N`
+does). (3) Runs an async httpx load client for --duration seconds and prints requests/s,
+p50/p95/p99 latency, errors and the server's peak RSS.
+With --compare (the default) steps 2-3 run twice on the same collection: "before" with
+RAG_RLM_SENTENCE_MEMORY=false (the retrieved spans' sentences are encoded at answer time), then
+"after" with true; then the throughput ratio. With --unique (the default) every question text
+is new: it carries this run's id, the mode and the request number, so no memo entry of an earlier
+run or of the other mode answers it (the memo lives in the store's database, shared by both).
 Targets: zero errors, p99 under 2 s.
 """
 
@@ -21,6 +29,7 @@ import socket
 import subprocess
 import sys
 import time
+import uuid
 from pathlib import Path
 
 import httpx
@@ -31,6 +40,7 @@ DATA = Path("/work/shared/data")
 CORPORA = [DATA / "hotpotqa" / "corpus.jsonl", DATA / "musique" / "corpus.jsonl"]
 QUESTIONS = [DATA / "hotpotqa" / "questions.jsonl", DATA / "musique" / "questions.jsonl"]
 COLLECTION = "bench"
+MODES = {"before": False, "after": True}  # name -> RAG_RLM_SENTENCE_MEMORY
 
 
 def parse_args() -> argparse.Namespace:
@@ -39,10 +49,14 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--clients", type=int, default=32)
     p.add_argument("--chunks", type=int, default=10_000, help="fewest chunks in the collection")
     p.add_argument("--chunk-tokens", type=int, default=128, help="chunk size used to build the collection")
-    p.add_argument("--data", default=str(ROOT / "bench" / "out" / "server"), help="store and data folder")
+    p.add_argument("--corpus", action="append", help="corpus file or folder to ingest, repeatable "
+                   "(default: the HotpotQA and MuSiQue corpora)")
+    p.add_argument("--data", default=str(ROOT / "bench" / "out" / "server2"), help="store and data folder")
     p.add_argument("--workers", type=int, default=1, help="server worker processes")
     p.add_argument("--concurrent-answers", type=int, default=8, help="RAG_RLM_MAX_CONCURRENT_ANSWERS")
-    p.add_argument("--unique", action="store_true",
+    p.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True,
+                   help="load the server before (sentence memory off) and after (on); --no-compare: after only")
+    p.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
                    help="make every question text unique (defeats the memo cache: cold answers only)")
     p.add_argument("--no-reflect", action="store_true", help='ask with "reflect": false (where time goes)')
     p.add_argument("--torch-threads", type=int, default=os.cpu_count() or 1,
@@ -50,10 +64,11 @@ def parse_args() -> argparse.Namespace:
     return p.parse_args()
 
 
-def server_env(args: argparse.Namespace, port: int) -> dict[str, str]:
+def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict[str, str]:
     return {
         **os.environ,
-        "RAG_RLM_STORE": f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state",
+        "RAG_RLM_STORE": f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state-{mode}",
+        "RAG_RLM_SENTENCE_MEMORY": str(MODES[mode]).lower(),
         "RAG_RLM_COLLECTION": COLLECTION, "RAG_RLM_HOST": "127.0.0.1", "RAG_RLM_PORT": str(port),
         "RAG_RLM_CHUNK_TOKENS": str(args.chunk_tokens), "RAG_RLM_CHUNK_OVERLAP": "16",
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
@@ -65,7 +80,8 @@ def server_env(args: argparse.Namespace, port: int) -> dict[str, str]:
 
 def build_collection(args: argparse.Namespace) -> None:
     env = server_env(args, 8000)  # the port is unused by ingest but must be valid
-    cmd = [sys.executable, "-m", "ingest", *map(str, CORPORA), "--collection", COLLECTION, "--quiet", "--json"]
+    corpora = args.corpus or [str(p) for p in CORPORA]
+    cmd = [sys.executable, "-m", "ingest", *corpora, "--collection", COLLECTION, "--quiet", "--json"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -81,9 +97,9 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-def start_server(args: argparse.Namespace, port: int) -> subprocess.Popen[bytes]:
+def start_server(args: argparse.Namespace, port: int, mode: str) -> subprocess.Popen[bytes]:
     cmd = [sys.executable, "-m", "rag_rlm.cli", "serve", "--port", str(port), "--workers", str(args.workers)]
-    proc = subprocess.Popen(cmd, env=server_env(args, port), cwd=ROOT)
+    proc = subprocess.Popen(cmd, env=server_env(args, port, mode), cwd=ROOT)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:
@@ -127,7 +143,8 @@ async def client(i: int, http: httpx.AsyncClient, qs: list[str], deadline: float
                  latencies: list[float], errors: dict[str, int], extra: dict[str, object]) -> None:
     n = i
     while time.monotonic() < deadline:  # bounded: each request starts before the deadline
-        question = qs[n % len(qs)] + (f" (request {i}-{n})" if extra.get("_unique") else "")
+        tag = extra.get("_unique")
+        question = qs[n % len(qs)] + (f" (request {tag}-{i}-{n})" if tag else "")
         n += 37  # clients walk the questions with different strides: varied, few memo hits
         t0 = time.perf_counter()
         try:
@@ -147,33 +164,37 @@ def pct(values: list[float], q: float) -> float:
     return ordered[min(len(ordered) - 1, int(q * len(ordered)))]
 
 
-async def load(args: argparse.Namespace, port: int, pid: int) -> None:
+async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id: str) -> dict[str, float]:
     base = f"http://127.0.0.1:{port}"
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         cols = (await http.get("/v1/collections")).json()["collections"]
         chunks = next(c["chunks"] for c in cols if c["name"] == COLLECTION)
-        print(f"collection {COLLECTION!r}: {chunks} chunks; {args.clients} clients for {args.duration:g} s; "
+        print(f"\n[{mode}: RAG_RLM_SENTENCE_MEMORY={str(MODES[mode]).lower()}] collection {COLLECTION!r}: "
+              f"{chunks} chunks; {args.clients} clients for {args.duration:g} s; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if chunks < args.chunks:
             sys.exit(f"only {chunks} chunks (< {args.chunks}): lower --chunk-tokens and rebuild")
         qs = questions()
+        extra: dict[str, object] = {"reflect": False} if args.no_reflect else {}
+        extra["_unique"] = f"{run_id}-{mode}" if args.unique else ""
+        # One answer before the clock (not counted): the first request's one-off costs.
+        await http.post("/v1/ask", json={"question": f"warm up {run_id}-{mode}: who founded the company?"})
         latencies: list[float] = []
         errors: dict[str, int] = {}
         peak, stop = Peak(pid), asyncio.Event()
         sampler = asyncio.create_task(peak.sample(stop))
         t0 = time.monotonic()
         deadline = t0 + args.duration
-        extra: dict[str, object] = {"reflect": False} if args.no_reflect else {}
-        extra["_unique"] = args.unique
         await asyncio.gather(*(client(i, http, qs, deadline, latencies, errors, extra) for i in range(args.clients)))
         elapsed = time.monotonic() - t0
         stop.set()
         await sampler
         metrics = (await http.get("/metrics")).text
-    report(latencies, errors, elapsed, peak.bytes)
+    row = report(latencies, errors, elapsed, peak.bytes)
     print(f"server: {metric(metrics, 'rag_rlm_answers_total')} answers, "
           f"{metric(metrics, 'rag_rlm_cache_hits_total')} memo cache hits")
+    return row
 
 
 def metric(text: str, name: str) -> int:
@@ -181,29 +202,51 @@ def metric(text: str, name: str) -> int:
     return int(sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines() if line.startswith(name)))
 
 
-def report(latencies: list[float], errors: dict[str, int], elapsed: float, peak_bytes: int) -> None:
+def report(latencies: list[float], errors: dict[str, int], elapsed: float, peak_bytes: int) -> dict[str, float]:
     total = len(latencies) + sum(errors.values())
-    print(f"requests: {total} in {elapsed:.1f} s = {total / elapsed:.2f} req/s ({len(latencies) / elapsed:.2f} ok/s)")
-    print(f"latency s: p50 {pct(latencies, 0.50):.3f}  p95 {pct(latencies, 0.95):.3f}  "
-          f"p99 {pct(latencies, 0.99):.3f}  max {max(latencies, default=float('nan')):.3f}")
-    print(f"errors: {sum(errors.values())} {errors if errors else ''}".rstrip())
-    print(f"server peak RSS: {peak_bytes / 2**20:.0f} MiB")
+    row = {"req_s": total / elapsed, "ok_s": len(latencies) / elapsed, "p50": pct(latencies, 0.50),
+           "p95": pct(latencies, 0.95), "p99": pct(latencies, 0.99), "errors": sum(errors.values()),
+           "rss_mib": peak_bytes / 2**20}
+    print(f"requests: {total} in {elapsed:.1f} s = {row['req_s']:.2f} req/s ({row['ok_s']:.2f} ok/s)")
+    print(f"latency s: p50 {row['p50']:.3f}  p95 {row['p95']:.3f}  "
+          f"p99 {row['p99']:.3f}  max {max(latencies, default=float('nan')):.3f}")
+    print(f"errors: {row['errors']} {errors if errors else ''}".rstrip())
+    print(f"server peak RSS: {row['rss_mib']:.0f} MiB")
+    return row
 
 
-def main() -> None:
-    args = parse_args()
-    Path(args.data).mkdir(parents=True, exist_ok=True)
-    build_collection(args)
+def compare(rows: dict[str, dict[str, float]]) -> None:
+    print(f"\n{'mode':<8} {'req/s':>7} {'ok/s':>7} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'errors':>6} {'RSS MiB':>8}")
+    for mode, r in rows.items():
+        print(f"{mode:<8} {r['req_s']:>7.2f} {r['ok_s']:>7.2f} {r['p50']:>7.3f} {r['p95']:>7.3f} {r['p99']:>7.3f} "
+              f"{r['errors']:>6.0f} {r['rss_mib']:>8.0f}")
+    b, a = rows["before"], rows["after"]
+    ratio = a["ok_s"] / b["ok_s"] if b["ok_s"] else float("nan")
+    print(f"throughput after/before: {ratio:.1f}x (answers/s); p50 before/after: {b['p50'] / a['p50']:.1f}x")
+
+
+def run_mode(args: argparse.Namespace, mode: str, run_id: str) -> dict[str, float]:
     port = free_port()
-    proc = start_server(args, port)
+    proc = start_server(args, port, mode)
     try:
-        asyncio.run(load(args, port, proc.pid))
+        return asyncio.run(load(args, port, proc.pid, mode, run_id))
     finally:
         proc.terminate()
         try:
             proc.wait(30)
         except subprocess.TimeoutExpired:
             proc.kill()
+            proc.wait()
+
+
+def main() -> None:
+    args = parse_args()
+    Path(args.data).mkdir(parents=True, exist_ok=True)
+    build_collection(args)
+    run_id = uuid.uuid4().hex[:8]  # in every unique question: no memo entry of an earlier run answers it
+    rows = {mode: run_mode(args, mode, run_id) for mode in (MODES if args.compare else ["after"])}
+    if args.compare:
+        compare(rows)
 
 
 if __name__ == "__main__":
