@@ -33,4 +33,4 @@ def test_several_and_conjoined_questions_still_split():
     assert split_question("Who approves leave? How many days do new staff get?") == [
         "Who approves leave?", "How many days do new staff get?"]
     assert split_question("Who approves expenses and how many days of leave do we get?") == [
-        "Who approves expenses?", "how many days of leave do we get?"]
+        "Who approves expenses?", "How many days of leave do we get?"]

@@ -99,6 +99,14 @@ _NAME = r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|da|van|von|and|&)?\s*[A-Z][\w'’
 def short_answer(question: str, sentence: str) -> str:
     """The span of `sentence` that answers `question` when its type is clear (a date for "when",
     a figure for "how many/much", a name for "who/where"), not repeating the question; else ""."""
+    found = typed_candidates(question, sentence)
+    # two candidates of the type: which one answers is not clear, so say none
+    return found[0] if found and len(set(found)) == 1 else ""
+
+
+def typed_candidates(question: str, sentence: str) -> list[str] | None:
+    """Spans of `sentence` of the type the question asks for (not repeating the question); None
+    when the question's type is not one of date, figure or name."""
     q = question.lower()
     if re.match(r"^\s*(?:in\s+)?(?:what|which)\s+year\b|^\s*when\b", q):
         patterns = [_DATE, _YEAR]
@@ -109,7 +117,7 @@ def short_answer(question: str, sentence: str) -> str:
                   r"band|state|river|film|movie|book|school|university)\b", q):
         patterns = [_NAME]
     else:
-        return ""
+        return None
     asked = content_words(question)
     for pattern in patterns:
         found = []
@@ -118,9 +126,9 @@ def short_answer(question: str, sentence: str) -> str:
             words = content_words(span)
             if span and words and not words <= asked and not _sentence_initial(sentence, m.start(), span):
                 found.append(span)
-        if found:  # two candidates of the type: which one answers is not clear, so say none
-            return found[0] if len(set(found)) == 1 else ""
-    return ""
+        if found:
+            return found
+    return []
 
 
 def _sentence_initial(sentence: str, start: int, span: str) -> bool:
