@@ -5,8 +5,8 @@
 One run: build a corpus of Markdown files (HotpotQA paragraphs from
 /work/shared/data/hotpotqa/corpus.jsonl when present, generated prose otherwise) until it makes
 at least --chunks chunks; (a) time `embedder.embed` on exactly the chunk texts the pipeline will
-produce, and on those plus the sentence texts (what ingest encodes since sentence memory, with
-the default sentence_vectors=encode); (b) run the real `ingest` CLI in a subprocess into a fresh pgvector (pgserver) collection
+produce, and on those plus the sentence texts (what ingest encodes with sentence_vectors=encode;
+the default, pool, encodes only the chunks); (b) run the real `ingest` CLI in a subprocess into a fresh pgvector (pgserver) collection
 and take its chunks/s (files to stored rows, model loading excluded); (c) that subprocess's peak
 RSS. Target: ingest >= 0.85 x the raw encode of the same work.
 """
