@@ -100,6 +100,9 @@ def test_a_modified_file_replaces_its_chunks(tmp_path, store, embedder, settings
 
 
 def test_sentences_are_stored_with_their_vectors_and_exact_offsets(tmp_path, store, embedder, settings, collection):
+    from dataclasses import replace
+
+    settings = replace(settings, sentence_vectors="encode")
     corpus = make_corpus(tmp_path / "corpus")
     assert run([corpus], store, embedder, settings, collection).documents_failed == 0
     doc_id = "expenses.md"
@@ -122,9 +125,10 @@ def test_sentences_are_stored_with_their_vectors_and_exact_offsets(tmp_path, sto
     assert [s.text for s in store.sentences(collection, spans)[0]] == ["Expense policy", "All expenses need a receipt."]
 
 
-def test_pooled_sentence_vectors_setting(store, embedder, settings, collection):
+def test_pooled_sentence_vectors_are_the_default(store, embedder, settings, collection):
     from dataclasses import replace
 
+    assert settings.sentence_vectors == "pool"
     text = "# Travel\n\nFlights are booked by the travel desk. Hotels are capped at 120 EUR a night."
     doc = Document(id="travel", title="Travel", source="", text=text, content_hash="h1")
     summary = ingest_documents([doc], collection=collection, store=store, embedder=embedder,

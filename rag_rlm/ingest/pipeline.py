@@ -6,10 +6,11 @@
       -> store.write_document per document: chunks, sentences (sentence memory), and its
          record with the hash last
 
-Sentence vectors are each sentence's text encoded on its own: bench_sentence_vectors.py ranked
-answer-bearing sentences best that way on the dev sets (pooling the chunk pass's token vectors
-cost less encode time and ranked a little worse on every figure; a "Title — Heading:" prefix was
-mixed: p@1 up, MRR down on HotpotQA, and the costliest).
+Sentence vectors are, by default, the mean of the chunk pass's token vectors over each sentence
+(settings.sentence_vectors = "pool"): the same forward pass makes chunk and sentence vectors, so
+ingest runs as fast as without sentences. Encoding each sentence on its own ("encode") ranked
+answer-bearing sentences a little better on the dev sets (bench_sentence_vectors.py: p@1 +1 to +3
+points, MRR +2 to +5) for ~2.3x the encode work (bench_ingest.py: a quarter of the throughput).
 
 The embedder is the bottleneck, so it runs in its own thread on batches of chunks from
 several documents while this thread parses, chunks and writes. Only this thread touches the
