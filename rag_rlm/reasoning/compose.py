@@ -60,8 +60,8 @@ def score(question: str, question_vector: np.ndarray, vectors: np.ndarray, conte
 
 # Calibrated on ../shared/data/squad2 (same-topic unanswerable questions) and off-topic questions
 # over examples/sample: see `rag-rlm eval` (answerability curve) and bench/eval_results.md.
-DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT = 1.0, 0.5, 0.5
-FOUND_THRESHOLD = 0.55
+DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT, TYPE_PENALTY = 1.0, 0.5, 0.5, 0.3
+FOUND_THRESHOLD = 0.6
 
 
 def key_terms(question: str) -> set[str]:
@@ -78,12 +78,16 @@ def key_terms(question: str) -> set[str]:
     return keys
 
 
-def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str) -> float:
+def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str,
+               best_sentence: str = "") -> float:
     """How sure we are that the evidence answers the question: the best sentence's similarity and
-    word coverage, and whether the evidence names what the question names."""
+    word coverage, whether the evidence names what the question names, and whether the best
+    sentence holds the kind of thing asked for (a date for "when", a figure for "how many")."""
     keys = key_terms(question)
     key_share = len(keys & content_words(evidence_text)) / len(keys) if keys else 1.0
-    return DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
+    typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
+    return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
+            - (TYPE_PENALTY if typed_miss else 0.0))
 
 
 # -- the short answer -------------------------------------------------------------------------

@@ -133,7 +133,7 @@ class ExtractiveReasoner:
         ranked = self._rank(sub.query, evidence, cands)
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
         conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(c.context for c in cands))
+                                  " ".join(c.context for c in cands), cands[chosen[0]].sentence.text)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
         return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
@@ -199,7 +199,7 @@ class ExtractiveReasoner:
         ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts)
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
         conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(contexts))
+                                  " ".join(contexts), pool[chosen[0]].text)
         found = conf >= self.found_threshold
         claims = tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
