@@ -227,7 +227,8 @@ def test_a_document_is_readable_only_by_its_tenant(tenants):
         assert own.json()["collection"] == "secrets"
         for name in ("secrets", "beta__secrets"):
             r = acme.get(f"/v1/collections/{name}/documents/nightjar.md")
-            assert r.status_code in (404, 422) and not leaks(r.text)
+            # the 404 may echo the id acme itself sent, never beta's text
+            assert r.status_code in (404, 422) and not leaks(r.text.replace("'nightjar.md'", ""))
 
 
 def test_a_burst_beyond_the_queue_is_refused_with_503(assistant):
