@@ -34,3 +34,8 @@ def test_several_and_conjoined_questions_still_split():
         "Who approves leave?", "How many days do new staff get?"]
     assert split_question("Who approves expenses and how many days of leave do we get?") == [
         "Who approves expenses?", "How many days of leave do we get?"]
+
+
+def test_a_later_parts_pronoun_is_the_name_the_first_part_gives():
+    assert split_question("When was Halcyon founded and who founded it?") == [
+        "When was Halcyon founded?", "Who founded Halcyon?"]

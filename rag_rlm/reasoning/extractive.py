@@ -210,10 +210,12 @@ class ExtractiveReasoner:
         leads = [(p.sub_question.focus, p.draft.parts[0].claims[0]) for p in sides
                  if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
         confs = [p.draft.parts[0].confidence for p in sides if p.draft.parts]
-        if len(leads) < 2:
+        if len(leads) < 2:  # one side unanswered: no comparison to state, only what was found
             base = own.parts[0] if own.parts else PartDraft(question)
             claims = tuple(c for _, c in leads) or base.claims
-            return PartDraft(question, claims, bool(claims), max(confs or [base.confidence]))
+            conf = max(confs or [base.confidence])
+            found = bool(claims) and conf >= self.found_threshold
+            return PartDraft(question, claims if found else (), found, conf)
         claims = [c for _, c in leads]
         figures = [compose.figure(c.text, cue) for c in claims] if cue else []
         if cue and all(f is not None for f in figures):

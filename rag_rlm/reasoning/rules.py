@@ -70,7 +70,7 @@ def plan_by_form(question: str) -> Plan:
     *side* per thing, its name as the focus. An empty plan when it is one question."""
     q = " ".join(question.split())
     for rule in (_several_questions, _conjoined_questions):
-        parts = rule(q)
+        parts = _shared_subject(rule(q))
         if len(parts) >= 2:
             return Plan(tuple(SubQuestion(p[:1].upper() + p[1:]) for p in parts), note=f"rule: {rule.__name__.strip('_')}")
     for rule in (_entity_comparison, _both_comparison, _either_or_comparison):
@@ -79,6 +79,23 @@ def plan_by_form(question: str) -> Plan:
             subs = tuple(SubQuestion(q, focus=name, kind=SIDE, query_text=ask) for name, ask in sides)
             return Plan(subs, note=f"rule: {rule.__name__.strip('_')}", comparison=comparison_word(q))
     return Plan()
+
+
+_PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|she|him|his|her)\b", re.IGNORECASE)
+
+
+def _shared_subject(parts: list[str]) -> list[str]:
+    """"When was Halcyon founded and who founded it?": a later part's pronoun is the name the
+    first part gives, so each part can be asked on its own."""
+    names = entities(parts[0].split(" ", 1)[-1]) if parts else []
+    if len(parts) < 2 or len(names) != 1:
+        return parts
+    name = names[0]
+
+    def repl(m: re.Match[str]) -> str:
+        return name + "'s" if m.group(0).lower() in ("its", "their", "his") else name
+
+    return [parts[0]] + [_PRONOUN.sub(repl, p) for p in parts[1:]]
 
 
 def split_question(question: str) -> list[str]:
