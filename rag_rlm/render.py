@@ -55,7 +55,7 @@ def render(draft: Draft, collection: str, numbering: Numbering | None = None) ->
         message = not_found(draft.parts[0].question if len(draft.parts) == 1 else "", collection)
         text, lead = message, message
     else:
-        text = "\n\n".join(p.answer for p in parts if p.answer)
+        text = "\n\n".join(dict.fromkeys(p.answer for p in parts if p.answer))  # one sentence may answer two parts
         lead = next((_plain(c.text) for p in draft.parts for c in p.claims), "")
     return Rendered(text, list(numbering.citations.values()), parts, lead,
                     {k: c.n for k, c in numbering.citations.items()})

@@ -218,6 +218,8 @@ class ExtractiveReasoner:
             return PartDraft(question, claims if found else (), found, conf)
         claims = [c for _, c in leads]
         figures = [compose.figure(c.text, cue) for c in claims] if cue else []
+        if cue and not all(f is not None for f in figures):  # "which is larger" with no sizes given
+            return PartDraft(question, (), False, min(confs))
         if cue and all(f is not None for f in figures):
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
@@ -235,13 +237,11 @@ class ExtractiveReasoner:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
         parts, kept, dropped = [], [], 0
         for part in draft.parts:
-            claims = []
-            for claim in part.claims:
-                if any(_same(claim, k) for k in kept):
-                    dropped += 1
-                    continue
-                claims.append(claim)
-                kept.append(claim)
+            claims = [c for c in part.claims if not any(_same(c, k) for k in kept)]
+            if part.claims and not claims:  # the same sentence answers this part too: keep it
+                claims = list(part.claims[:1])
+            dropped += len(part.claims) - len(claims)
+            kept += claims
             parts.append(replace(part, claims=tuple(claims)))
         missing = tuple(p.question for p in parts if not p.found)
         note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
