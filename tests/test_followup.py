@@ -141,3 +141,10 @@ def test_a_question_with_no_subject_of_its_own_carries_the_earlier_one(embedder)
     out = condense("How many per year?", history, embedder)
     assert out.reason == "appended" and "vacation days for new hires" in out.question
     assert "How many per year?" in out.question
+
+
+def test_a_condition_fragment_is_added_to_the_earlier_question(embedder):
+    history = [Turn("user", "How many vacation days do new hires get?"),
+               Turn("assistant", "New hires get 22 vacation days per calendar year.")]
+    out = condense("And after three years?", history, embedder)
+    assert out.question == "How many vacation days do new hires get after three years?"

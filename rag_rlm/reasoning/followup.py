@@ -84,6 +84,7 @@ _GENERIC = set(
     "thing things way information info details question work".split()
 )
 _MEASURE = set("share percentage percent amount number rate limit total kind type part".split())
+_WHEN_PREP = {"after", "before", "during", "within", "until", "since", "without", "once"}
 _ATTACH = {"of", "over", "under", "above", "below"}  # "expenses over $500" is one subject
 _TEMPORAL = set("year month week quarter time day morning afternoon evening weekend".split())
 _EXTRAPOSED = set(  # "is it possible to ...", "how long does it take to ...": no referent
@@ -284,6 +285,9 @@ def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int) -> tupl
 
 def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder) -> Condensed:
     phrase, prep, explicit = fragment
+    if prep in _WHEN_PREP:  # "And after three years?": a condition on the earlier question, not a new subject
+        rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
+        return Condensed(rewritten, phrase, "ellipsis")
     words = {w.lower() for w in _TOKEN.findall(phrase)}
     slots = [(a, b) for a, b in _slots(before) if not {w.lower() for w in _TOKEN.findall(before[a:b])} <= words]
     best, top = 0, -1.0
