@@ -49,6 +49,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--clients", type=int, default=32)
     p.add_argument("--chunks", type=int, default=10_000, help="fewest chunks in the collection")
     p.add_argument("--chunk-tokens", type=int, default=128, help="chunk size used to build the collection")
+    p.add_argument("--store", help="store URL to reuse (e.g. bench_controller.py's: pgserver://bench/out/controller2/pg)")
+    p.add_argument("--collection", default=COLLECTION, help="collection to build (or reuse) and ask")
     p.add_argument("--corpus", action="append", help="corpus file or folder to ingest, repeatable "
                    "(default: the HotpotQA and MuSiQue corpora)")
     p.add_argument("--data", default=str(ROOT / "bench" / "out" / "server2"), help="store and data folder")
@@ -67,9 +69,9 @@ def parse_args() -> argparse.Namespace:
 def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict[str, str]:
     return {
         **os.environ,
-        "RAG_RLM_STORE": f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state-{mode}",
+        "RAG_RLM_STORE": args.store or f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state-{mode}",
         "RAG_RLM_SENTENCE_MEMORY": str(MODES[mode]).lower(),
-        "RAG_RLM_COLLECTION": COLLECTION, "RAG_RLM_HOST": "127.0.0.1", "RAG_RLM_PORT": str(port),
+        "RAG_RLM_COLLECTION": args.collection, "RAG_RLM_HOST": "127.0.0.1", "RAG_RLM_PORT": str(port),
         "RAG_RLM_CHUNK_TOKENS": str(args.chunk_tokens), "RAG_RLM_CHUNK_OVERLAP": "16",
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
         "RAG_RLM_MAX_CONCURRENT_ANSWERS": str(args.concurrent_answers),
@@ -81,7 +83,7 @@ def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict
 def build_collection(args: argparse.Namespace) -> None:
     env = server_env(args, 8000)  # the port is unused by ingest but must be valid
     corpora = args.corpus or [str(p) for p in CORPORA]
-    cmd = [sys.executable, "-m", "ingest", *corpora, "--collection", COLLECTION, "--quiet", "--json"]
+    cmd = [sys.executable, "-m", "ingest", *corpora, "--collection", args.collection, "--quiet", "--json"]
     t0 = time.perf_counter()
     out = subprocess.run(cmd, env=env, cwd=ROOT, capture_output=True, text=True, check=False)
     if out.returncode != 0:
@@ -169,8 +171,8 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         cols = (await http.get("/v1/collections")).json()["collections"]
-        chunks = next(c["chunks"] for c in cols if c["name"] == COLLECTION)
-        print(f"\n[{mode}: RAG_RLM_SENTENCE_MEMORY={str(MODES[mode]).lower()}] collection {COLLECTION!r}: "
+        chunks = next(c["chunks"] for c in cols if c["name"] == args.collection)
+        print(f"\n[{mode}: RAG_RLM_SENTENCE_MEMORY={str(MODES[mode]).lower()}] collection {args.collection!r}: "
               f"{chunks} chunks; {args.clients} clients for {args.duration:g} s; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if chunks < args.chunks:
