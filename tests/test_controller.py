@@ -66,7 +66,10 @@ def test_two_part_question_is_split_and_both_parts_cited(corpus, embedder):
     assert all(s.status == "ok" for s in result.sub_questions)
     assert [p.question for p in result.parts] == [s.question for s in result.sub_questions]
     assert all(p.found and p.citations for p in result.parts) and result.found
-    assert {"expense-policy.md", "vacation-policy.txt"} <= {c.span.document_id for c in result.citations}
+    # the expense policy and the travel policy both say who approves a spend over $500
+    cited = {c.span.document_id for c in result.citations}
+    assert "vacation-policy.txt" in cited and cited & {"expense-policy.md", "travel-policy.html"}
+    assert "Finance Director" in result.parts[0].answer and "22" in result.parts[1].answer
     assert "Hannah Lindqvist" in result.parts[0].answer and "22" in result.parts[1].answer
     assert result.answer == "\n\n".join(p.answer for p in result.parts)
     # numbered from 1 in order of first use, and every [n] points at a citation

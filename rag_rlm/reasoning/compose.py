@@ -24,11 +24,14 @@ def content_words(text: str) -> set[str]:
     return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
 
 
+_SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "al", "ly", "s", "e")
+
+
 def _stem(word: str) -> str:
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
+    """A light suffix stripper: "approves", "approved", "approval" and "approve" meet."""
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 4:
+            return word[: -len(suffix)] + ("y" if suffix in ("ies", "ied") else "")
     return word
 
 
