@@ -70,7 +70,6 @@ def test_two_part_question_is_split_and_both_parts_cited(corpus, embedder):
     cited = {c.span.document_id for c in result.citations}
     assert "vacation-policy.txt" in cited and cited & {"expense-policy.md", "travel-policy.html"}
     assert "Finance Director" in result.parts[0].answer and "22" in result.parts[1].answer
-    assert "Hannah Lindqvist" in result.parts[0].answer and "22" in result.parts[1].answer
     assert result.answer == "\n\n".join(p.answer for p in result.parts)
     # numbered from 1 in order of first use, and every [n] points at a citation
     assert [c.n for c in result.citations] == list(range(1, len(result.citations) + 1))
