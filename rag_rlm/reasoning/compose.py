@@ -82,11 +82,13 @@ def key_terms(question: str) -> set[str]:
 
 
 def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str,
-               best_sentence: str = "") -> float:
+               best_sentence: str = "", names: str | None = None) -> float:
     """How sure we are that the evidence answers the question: the best sentence's similarity and
     word coverage, whether the evidence names what the question names, and whether the best
-    sentence holds the kind of thing asked for (a date for "when", a figure for "how many")."""
-    keys = key_terms(question)
+    sentence holds the kind of thing asked for (a date for "when", a figure for "how many").
+    `names` replaces the question as the source of the names the evidence must give (a hop must
+    name its focus, not the names its parent question gave)."""
+    keys = key_terms(question if names is None else f"_ {names}")  # names: what must be named
     key_share = len(keys & content_words(evidence_text)) / len(keys) if keys else 1.0
     typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
     return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)

@@ -133,7 +133,8 @@ class ExtractiveReasoner:
         ranked = self._rank(sub.query, evidence, cands)
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
         conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(c.context for c in cands), cands[chosen[0]].sentence.text)
+                                  " ".join(c.context for c in cands), cands[chosen[0]].sentence.text,
+                                  names=sub.focus if sub.kind == HOP else None)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
         return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
@@ -201,8 +202,23 @@ class ExtractiveReasoner:
         conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
                                   " ".join(contexts), pool[chosen[0]].text)
         found = conf >= self.found_threshold
-        claims = tuple(pool[i] for i in chosen)
+        claims = self._bridged(question, base, hops) or tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
+
+    def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part]) -> tuple[Claim, ...]:
+        """A question that names its subject through another thing ("the film that was shot in
+        Leland") is answered by the hop's document, reached through the entity the question's own
+        evidence named: lead with the hop's sentence, then the sentence that links the two."""
+        if not base.claims or not _looks_multi_hop(question):
+            return ()
+        link = base.claims[0]
+        linked = [p for h in hops for p in h.draft.parts
+                  if p.found and p.claims and h.sub_question.focus and h.sub_question.focus in link.text]
+        if not linked:
+            return ()
+        best = max(linked, key=lambda p: p.confidence)
+        lead = best.claims[0]
+        return (lead,) if _same(lead, link) else (lead, link)
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
         """Each side's best sentence; when they give the figure the question compares on, a
@@ -310,6 +326,18 @@ def _same(a: Claim, b: Claim) -> bool:
 
 def _similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
     return a is not None and b is not None and float(a @ b) > DUPLICATE
+
+
+_BRIDGE_SHAPE = re.compile(
+    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|\bof (?:the|a|an)\b|'s\b|\b(?:by|in|from|for) the\b",
+    re.IGNORECASE)
+
+
+def _looks_multi_hop(question: str) -> bool:
+    """"The film that...", "the team of ...", "X's sister": the subject is named through
+    another thing, so a second document holds the answer. A plain "What is X?" is one hop."""
+    body = re.sub(r"^\W*\w+\s+", "", question)  # the leading wh-word does not count
+    return len(question.split()) >= 7 and bool(_BRIDGE_SHAPE.search(body))
 
 
 def _fig(value: float) -> str:

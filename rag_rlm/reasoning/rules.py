@@ -187,13 +187,26 @@ def novel_entities(question: str, text: str) -> list[str]:
     """Entities of `text` that the question does not already name (bridge candidates)."""
     q = question.lower()
     q_words = set(re.findall(r"\w+", q))
+    named = {w.lower() for e in entities(question) for w in re.findall(r"\w{3,}", e)}
     out = []
-    for ent in entities(text):
+    for ent in (e for run in entities(text) for e in re.split(r"\s+(?:and|&)\s+", run)):  # two names, two hops
         words = set(re.findall(r"\w+", ent.lower()))
-        if ent.lower() in q or (words and words <= q_words):
+        if len(ent) < 3 or ent.lower() in q or (words and words <= q_words):
+            continue
+        if words & named:  # "Herbert Weston Scott Howell III" is the question's own "Scott Howell"
+            continue
+        if ent in _DEMONYMS:  # "American": an adjective, not a thing to look up
             continue
         out.append(ent)
     return out
+
+
+_DEMONYMS = frozenset(
+    "American British English French German Italian Spanish Australian Canadian Indian Chinese Japanese "
+    "Russian Irish Scottish Welsh European African Asian Mexican Swedish Dutch Korean Brazilian Polish Greek "
+    "Turkish Israeli Jewish Christian Catholic Roman Norwegian Danish Finnish Portuguese Austrian Swiss "
+    "Belgian Egyptian Persian Arab Arabic Latin Hindi Soviet Indonesian Filipino Argentine Chilean "
+    "Pakistani Iranian Iraqi Ukrainian Hungarian Czech Romanian Serbian Croatian Nigerian Kenyan".split())
 
 
 def residual_question(question: str) -> str:
