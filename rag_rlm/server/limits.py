@@ -82,7 +82,14 @@ def check_question(question: str, max_chars: int, field: str = "question") -> st
     if len(question) > max_chars:
         raise ApiError(422, "validation_error",
                        f"{field} is {len(question)} characters; the limit is {max_chars}", field=field)
+    _refuse_nul(question, field, field)
     return question
+
+
+def _refuse_nul(text: str, field: str, where: str) -> None:
+    # PostgreSQL text cannot hold NUL: let it through and the store fails with a 503
+    if "\x00" in text:
+        raise ApiError(422, "validation_error", f"{where} must not contain NUL characters", field=field)
 
 
 MAX_HISTORY_TURNS = 20
@@ -98,4 +105,5 @@ def check_history(history: list[dict[str, str]], max_chars: int) -> list[dict[st
         if len(turn["content"]) > max_chars:
             raise ApiError(422, "validation_error", f"history[{i}].content is {len(turn['content'])} characters; "
                            f"the limit is {max_chars}", field="history")
+        _refuse_nul(turn["content"], "history", f"history[{i}].content")
     return history
