@@ -25,14 +25,16 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
         self._lock = threading.Lock()
 
-    def take(self, key: str) -> float:
-        """Spend one token; returns 0 when allowed, else the seconds until one is available."""
+    def take(self, key: str, spend: bool = True) -> float:
+        """Spend one token (or, with `spend` false, only look); returns 0 when one is there,
+        else the seconds until one is."""
         now = time.monotonic()
         with self._lock:
             tokens, last = self._buckets.get(key, (self.capacity, now))
             tokens = min(self.capacity, tokens + (now - last) * self.rate)
             if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+                if spend:
+                    self._buckets[key] = (tokens - 1.0, now)
                 return 0.0
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
