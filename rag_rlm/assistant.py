@@ -138,13 +138,14 @@ class Assistant:
         return self.store.delete_document(collection, document_id)
 
     def ingest_files(self, paths: Iterable[str | Path], collection: str, *, progress: bool = False,
-                     stop: threading.Event | None = None) -> IngestSummary:
+                     stop: threading.Event | None = None, relative_sources: bool = False) -> IngestSummary:
         """Files and folders into `collection` through the ingest pipeline (idempotent: unchanged
         files are skipped, changed ones replaced). FileNotFoundError for a missing path."""
         from .ingest.pipeline import ingest_paths
 
         return ingest_paths(paths, collection=validate_collection_name(collection), store=self.store,
-                            embedder=self.embedder, settings=self.settings, progress=progress, stop=stop)
+                            embedder=self.embedder, settings=self.settings, progress=progress, stop=stop,
+                            relative_sources=relative_sources)
 
     def save_job(self, job: dict[str, Any]) -> None:
         """Record a background job (keyed by `job["id"]`) where every app process can read it."""

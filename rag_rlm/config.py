@@ -64,8 +64,11 @@ class Settings:
     api_keys: dict[str, str] = field(default_factory=dict)  # key -> tenant
     max_body_bytes: int = 1_000_000
     max_upload_bytes: int = 50_000_000
+    # one document's cap, raw and (zip-based formats such as docx) inflated: a per-file error
+    max_document_bytes: int = 50_000_000
     max_question_chars: int = 4000
     rate_limit_per_minute: int = 120
+    auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
     max_concurrent_answers: int = 8
     max_queued_answers: int = 64
     log_level: str = "info"
@@ -188,7 +191,8 @@ def _env(name: str) -> str:
 
 
 _POSITIVE = ("chunk_tokens", "batch_size", "top_k", "max_parallel", "token_budget", "memo_size",
-             "max_body_bytes", "max_upload_bytes", "max_question_chars", "rate_limit_per_minute",
+             "max_body_bytes", "max_upload_bytes", "max_document_bytes", "max_question_chars",
+             "rate_limit_per_minute", "auth_failures_per_minute",
              "max_concurrent_answers", "llm_max_new_tokens")
 
 
@@ -217,12 +221,29 @@ def _validate(s: Settings) -> None:
         raise ConfigError("store", f"expected a URL such as pgserver://PATH, postgresql://..., qdrant://PATH, got {s.store!r}")
     if not s.collection or not _is_name(s.collection):
         raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {s.collection!r}")
+    for tenant in s.api_keys.values():
+        _validate_tenant(tenant)
     if s.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError("log_level", f"must be debug, info, warning or error, got {s.log_level!r}")
 
 
+# Stored collections are named `{tenant}__{name}`: a tenant without '_' makes the first `__`
+# the split, and a short tenant leaves a name of at least 31 characters within the 63.
+MAX_TENANT_CHARS = 30
+
+
+def _validate_tenant(tenant: str) -> None:
+    if not (0 < len(tenant) <= MAX_TENANT_CHARS and tenant.isascii()
+            and all(c.isalnum() or c == "-" for c in tenant)):
+        raise ConfigError("api_keys", f"tenant names must be letters, digits or '-' (1-{MAX_TENANT_CHARS} "
+                                      f"chars, no '_'), got {tenant!r}")
+
+
+MAX_NAME_CHARS = 63  # PostgreSQL's identifier length
+
+
 def _is_name(name: str) -> bool:
-    return 0 < len(name) <= 63 and all(c.isalnum() or c in "_-" for c in name) and name.isascii()
+    return 0 < len(name) <= MAX_NAME_CHARS and all(c.isalnum() or c in "_-" for c in name) and name.isascii()
 
 
 def validate_collection_name(name: str) -> str:

@@ -40,8 +40,9 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
-def parse_file(path: Path, doc_id: str, data: bytes | None = None) -> Parsed:
-    """Parse `path` (its bytes may be passed in when already read for hashing)."""
+def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes: int | None = None) -> Parsed:
+    """Parse `path` (its bytes may be passed in when already read for hashing). `max_bytes`
+    caps the file and, for zip-based formats, what it would inflate to."""
     parser = PARSERS.get(path.suffix.lower())
     if parser is None:
         raise ParseError(str(path), f"unsupported file type {path.suffix or '(no suffix)'!r}; "
@@ -51,9 +52,46 @@ def parse_file(path: Path, doc_id: str, data: bytes | None = None) -> Parsed:
             data = path.read_bytes()
         except OSError as e:
             raise ParseError(str(path), f"unreadable: {e.strerror or e}") from None
+    if max_bytes is not None and len(data) > max_bytes:
+        raise ParseError(str(path), f"the file is {len(data)} bytes, over the limit of {max_bytes} (max_document_bytes)")
     if not data.strip():
         raise ParseError(str(path), "empty: no text")
+    if path.suffix.lower() in ZIP_FORMATS:
+        check_zip(path, data, max_bytes)
     return parser(path, doc_id, data)
+
+
+# --- zip-based formats: refuse bombs before inflating -------------------------------------
+
+ZIP_FORMATS = (".docx",)
+MAX_ZIP_ENTRIES = 10_000
+MAX_ZIP_RATIO = 100  # real documents compress ~3-20:1; a large entry far above that is a bomb
+RATIO_CHECKED_BYTES = 256_000  # small entries may compress very well (repetitive XML)
+DEFAULT_MAX_INFLATED = 50_000_000
+
+
+def check_zip(path: Path, data: bytes, max_bytes: int | None) -> None:
+    """Read only the zip's directory: the entry count, the total declared size and each large
+    entry's compression ratio. zipfile never inflates past an entry's declared size, so a
+    directory that lies is caught there (as a corrupt file)."""
+    import zipfile
+
+    limit = max_bytes or DEFAULT_MAX_INFLATED
+    kind = path.suffix.lower().lstrip(".")
+    try:
+        entries = zipfile.ZipFile(io.BytesIO(data)).infolist()
+    except (zipfile.BadZipFile, ValueError, OSError) as e:
+        raise ParseError(str(path), f"corrupt {kind.upper()}: not a zip file ({e})") from None
+    if len(entries) > MAX_ZIP_ENTRIES:
+        raise ParseError(str(path), f"the {kind} has {len(entries)} entries, over the limit of {MAX_ZIP_ENTRIES}")
+    inflated = sum(e.file_size for e in entries)
+    if inflated > limit:
+        raise ParseError(str(path), f"the {kind} inflates to {inflated} bytes, over the limit of {limit}")
+    for e in entries:
+        if e.file_size > RATIO_CHECKED_BYTES and e.file_size > MAX_ZIP_RATIO * max(e.compress_size, 1):
+            ratio = e.file_size // max(e.compress_size, 1)
+            raise ParseError(str(path), f"the {kind}'s entry {e.filename!r} inflates {ratio}:1 "
+                                        f"({e.file_size} bytes), over the limit of {MAX_ZIP_RATIO}:1")
 
 
 # --- text formats ------------------------------------------------------------------------

@@ -26,7 +26,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterable, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -94,15 +94,18 @@ def ingest_paths(
     prune: bool = False,
     progress: bool | ProgressFn = True,
     stop: threading.Event | None = None,
+    relative_sources: bool = False,
 ) -> IngestSummary:
-    """Ingest files and folders into `collection`. Raises FileNotFoundError for a missing path."""
+    """Ingest files and folders into `collection`. Raises FileNotFoundError for a missing path.
+    `relative_sources`: store each document's source as its path under the root given (uploads,
+    whose temporary folder means nothing later) instead of the absolute path."""
     paths = list(paths)  # read twice: discovery, then the roots that --prune may touch
     sources = discover(paths, glob=glob, suffixes=PARSERS, exclude=[settings.data_dir])
     known = _known(store, collection)
     total = None if any(s.path.suffix.lower() == ".jsonl" for s in sources) else len(sources)
     seen: set[str] = set()
     parsed_ok: set[str] = set()
-    items = _file_items(sources, known, seen, parsed_ok)
+    items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, relative_sources)
     summary = _run(items, known, collection, store, embedder, settings, progress, stop, total)
     if prune and not summary.interrupted:
         roots = [Path(p).resolve() for p in paths]
@@ -139,12 +142,18 @@ def _known(store: Store, collection: str) -> dict[str, DocumentRecord]:
 
 
 def _file_items(
-    sources: list[SourceFile], known: dict[str, DocumentRecord], seen: set[str], parsed_ok: set[str]
+    sources: list[SourceFile], known: dict[str, DocumentRecord], seen: set[str], parsed_ok: set[str],
+    max_bytes: int, relative: bool,
 ) -> Iterator[_Item]:
     """Read, hash and parse files lazily, so memory holds only the documents in flight."""
     for source in sources:
         path = str(source.path)
         try:
+            size = source.path.stat().st_size
+            if size > max_bytes:  # refused before reading: one huge file must not exhaust memory
+                yield _Item(error=ParseError(path, f"the file is {size} bytes, over the limit of {max_bytes} "
+                                                   f"(max_document_bytes)"))
+                continue
             data = source.path.read_bytes()
         except OSError as e:
             yield _Item(error=ParseError(path, f"unreadable: {e.strerror or e}"))
@@ -155,7 +164,7 @@ def _file_items(
             yield _Item(unchanged=True)
             continue
         try:
-            parsed = parse_file(source.path, source.doc_id, data)
+            parsed = parse_file(source.path, source.doc_id, data, max_bytes=max_bytes)
         except ParseError as e:
             yield _Item(error=e)
             continue
@@ -163,6 +172,8 @@ def _file_items(
             parsed_ok.add(path)
         yield from (_Item(error=e) for e in parsed.errors)
         for doc in parsed.documents:
+            if relative:
+                doc = replace(doc, source=source.path.relative_to(source.root).as_posix())
             if doc.id in seen:
                 yield _Item(error=ParseError(path, f"duplicate document id {doc.id!r} (already ingested from "
                                                    f"another file in this run)"))

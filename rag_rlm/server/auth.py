@@ -14,7 +14,7 @@ from typing import Any
 
 from litestar import Request
 
-from ..config import validate_collection_name
+from ..config import MAX_NAME_CHARS, validate_collection_name
 from ..errors import ConfigError
 from .errors import ApiError
 
@@ -34,10 +34,15 @@ class Caller:
             return name
         if SEP in name:  # "a__b" of tenant "x" must not collide with "b" of tenant "x__a"
             raise ConfigError("collection", f"must not contain {SEP!r}, got {name!r}")
-        return validate_collection_name(f"{self.tenant}{SEP}{name}")
+        longest = MAX_NAME_CHARS - len(self.tenant) - len(SEP)
+        if len(name) > longest:  # said in the caller's terms: the stored name is not theirs to see
+            raise ConfigError("collection", f"must be at most {longest} characters, got {name!r}")
+        return f"{self.tenant}{SEP}{name}"
 
     def owns(self, stored: str) -> bool:
-        return self.tenant is None or stored.startswith(f"{self.tenant}{SEP}")
+        # tenants hold no '_' (checked when settings load), so the first SEP ends the owner
+        owner, sep, _ = stored.partition(SEP)
+        return self.tenant is None or (bool(sep) and owner == self.tenant)
 
     def public(self, stored: str) -> str:
         if self.tenant is None:

@@ -50,8 +50,10 @@ def _question_and_history(messages: list[ChatMessage], max_chars: int) -> tuple[
     last = max((i for i, m in enumerate(messages) if m.role == "user"), default=None)
     if last is None:
         raise ApiError(422, "validation_error", "messages must contain a user message", field="messages")
+    # earlier turns are cut to fit, as chat clients resend them all; NUL (which the store cannot
+    # hold) is dropped from them too, while the question itself is checked
     turns = [m for m in messages[:last] if m.role in ("user", "assistant")][-MAX_HISTORY_TURNS:]
-    return _text(messages[last]), [{"role": m.role, "content": _text(m)[:max_chars]} for m in turns]
+    return _text(messages[last]), [{"role": m.role, "content": _text(m)[:max_chars].replace("\x00", "")} for m in turns]
 
 
 def _stored_names(ctx: ServerContext, caller: Caller) -> list[str]:

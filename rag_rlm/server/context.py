@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from typing import Any
@@ -10,6 +11,7 @@ from litestar import Request
 
 from ..config import Settings
 from .auth import Caller, authenticate
+from .errors import ApiError
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
 
@@ -23,6 +25,7 @@ class ServerContext:
     owns_assistant: bool
     metrics: Metrics = field(default_factory=Metrics)
     limiter: RateLimiter = field(init=False)
+    auth_failures: RateLimiter = field(init=False)  # per client address: slows key guessing
     gate: AnswerGate = field(init=False)
     # answers get their own bounded pool: the shared one also serves uploads and listings
     executor: ThreadPoolExecutor = field(init=False)
@@ -30,6 +33,7 @@ class ServerContext:
     def __post_init__(self) -> None:
         s = self.settings
         self.limiter = RateLimiter(s.rate_limit_per_minute)
+        self.auth_failures = RateLimiter(s.auth_failures_per_minute)
         self.gate = AnswerGate(s.max_concurrent_answers, s.max_queued_answers)
         self.executor = ThreadPoolExecutor(s.max_concurrent_answers, thread_name_prefix="answer")
 
@@ -46,7 +50,25 @@ def provide_context(request: Request[Any, Any, Any]) -> ServerContext:
 def provide_caller(request: Request[Any, Any, Any]) -> Caller:
     """Authenticate, then charge the caller's rate limit; every /v1 route depends on this."""
     ctx: ServerContext = request.app.state["server"]
-    caller = authenticate(request, ctx.settings.api_keys)
+    caller = _authenticate(ctx, request)
     request.scope["state"]["caller"] = caller
     ctx.limiter.check(caller.rate_key)
     return caller
+
+
+def _authenticate(ctx: ServerContext, request: Request[Any, Any, Any]) -> Caller:
+    """An address that sent `auth_failures_per_minute` bad keys is refused before its key is
+    even looked at, right or wrong: otherwise the 429/200 difference would still answer guesses."""
+    if not ctx.settings.api_keys:
+        return authenticate(request, ctx.settings.api_keys)
+    address = request.client.host if request.client else "unknown"
+    wait = ctx.auth_failures.take(address, spend=False)
+    if wait > 0:
+        raise ApiError(429, "rate_limited", f"too many failed authentications from this address "
+                       f"({ctx.settings.auth_failures_per_minute}/minute); retry later",
+                       headers={"Retry-After": str(max(1, math.ceil(wait)))})
+    try:
+        return authenticate(request, ctx.settings.api_keys)
+    except ApiError:
+        ctx.auth_failures.take(address)
+        raise

@@ -30,10 +30,30 @@ from .errors import ApiError
 BACKGROUND_BYTES = 2_000_000  # above this an upload is a job: ingest takes seconds per MB
 
 
+MAX_NAME_BYTES = 255  # a file name on every common filesystem; also a document id's length
+
+
+def _refuse(message: str) -> ApiError:
+    return ApiError(422, "validation_error", message, field="files")
+
+
+def _shown(name: str) -> str:
+    return repr(name if len(name) <= 80 else name[:77] + "...")
+
+
 def _safe_name(filename: str) -> PurePosixPath:
+    if any(ord(c) < 32 for c in filename):
+        raise _refuse(f"file name {_shown(filename)} contains control characters")
     path = PurePosixPath(filename.replace("\\", "/").lstrip("/"))
     if not path.parts or any(p in ("", ".", "..") for p in path.parts):
-        raise ApiError(422, "validation_error", f"unusable file name {filename!r}", field="files")
+        raise _refuse(f"unusable file name {_shown(filename)}")
+    size = len(str(path).encode())
+    longest = max(len(p.encode()) for p in path.parts)
+    if longest > MAX_NAME_BYTES:
+        raise _refuse(f"a path component of file name {_shown(filename)} is {longest} bytes; "
+                      f"the limit is {MAX_NAME_BYTES}")
+    if size > MAX_NAME_BYTES:
+        raise _refuse(f"file name {_shown(filename)} is {size} bytes; the limit is {MAX_NAME_BYTES}")
     return path
 
 
@@ -42,23 +62,44 @@ def _files(form: dict[str, Any]) -> list[UploadFile]:
     return [v for v in values if isinstance(v, UploadFile)]
 
 
-async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
+def _names(files: list[UploadFile]) -> list[PurePosixPath]:
+    """Every part's name, checked before anything is written: a bad or colliding name refuses
+    the whole upload (one part silently replacing another would lose a document)."""
     if not files:
-        raise ApiError(422, "validation_error", "no files in the upload (multipart/form-data, field 'files')",
-                       field="files")
+        raise _refuse("no files in the upload (multipart/form-data, field 'files')")
+    names = [_safe_name(upload.filename or "") for upload in files]
+    seen: set[PurePosixPath] = set()
+    for name in names:
+        if name in seen:
+            raise _refuse(f"file name {str(name)!r} appears twice in the upload")
+        seen.add(name)
+    for name in names:
+        for folder in name.parents:
+            if folder in seen:
+                raise _refuse(f"{str(folder)!r} is both a file and the folder of {str(name)!r} in the upload")
+    return names
+
+
+async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
+    names = _names(files)
     folder = Path(tempfile.mkdtemp(prefix="rag_rlm_upload_"))
     total = 0
-    for upload in files:
-        target = folder / _safe_name(upload.filename or "")
-        target.parent.mkdir(parents=True, exist_ok=True)
-        content = await upload.read()
-        total += len(content)
-        target.write_bytes(content)
+    try:
+        for upload, name in zip(files, names, strict=True):
+            target = folder / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            content = await upload.read()
+            total += len(content)
+            target.write_bytes(content)
+    except BaseException:  # refused or cancelled while saving: leave nothing behind
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
     return folder, len(files), total
 
 
 def _ingest(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
-    out = ctx.assistant.ingest_files([folder], collection).to_dict()
+    # sources are the uploaded names: the temp folder means nothing to the client
+    out = ctx.assistant.ingest_files([folder], collection, relative_sources=True).to_dict()
     for failure in out.get("failed", []):  # the temp folder means nothing to the client
         failure["path"] = str(failure.get("path", "")).removeprefix(str(folder)).lstrip("/")
     return out

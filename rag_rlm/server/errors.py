@@ -89,9 +89,30 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     if exc.status_code == 400 and "multipart" in detail.lower():
         return _response(request, 422, "validation_error", f"files: {detail}", "files")
     if exc.status_code == 413:
-        return _response(request, 413, "too_large", "request body is larger than this server accepts", "body")
+        return _response(request, 413, "too_large", _too_large(request), "body")
     kind = {401: "unauthorized", 404: "not_found", 405: "method_not_allowed"}.get(exc.status_code, "http_error")
     return _response(request, exc.status_code, kind, detail, headers=headers)
+
+
+def _too_large(request: Request[Any, Any, Any]) -> str:
+    try:  # the route's own cap: uploads have a larger one than JSON bodies
+        limit = request.route_handler.resolve_request_max_body_size()
+    except Exception:  # no route resolved: say what is known
+        limit = None
+    if limit is None:
+        return "request body is larger than this server accepts"
+    return f"request body is larger than the limit of {limit} bytes"
+
+
+def _decoding_body(exc: BaseException) -> bool:
+    """Whether `exc` came out of decoding the request's JSON body (Litestar lets msgspec's
+    UnicodeDecodeError and RecursionError through as they are)."""
+    tb = exc.__traceback__
+    while tb is not None:
+        if tb.tb_frame.f_code.co_name == "decode_json" and "litestar" in tb.tb_frame.f_code.co_filename:
+            return True
+        tb = tb.tb_next
+    return False
 
 
 def handle_library(request: Request[Any, Any, Any], exc: RagRlmError) -> Response[Any]:
@@ -118,6 +139,10 @@ def handle_library(request: Request[Any, Any, Any], exc: RagRlmError) -> Respons
 
 
 def handle_unexpected(request: Request[Any, Any, Any], exc: Exception) -> Response[Any]:
+    if isinstance(exc, UnicodeDecodeError) and _decoding_body(exc):
+        return _response(request, 400, "invalid_json", f"request body is not valid UTF-8 (byte {exc.start})", "body")
+    if isinstance(exc, RecursionError) and _decoding_body(exc):
+        return _response(request, 400, "invalid_json", "request body is nested too deeply", "body")
     rid = request_id_of(request.scope)
     log.error("unhandled error", exc_info=exc, extra={"request_id": rid})
     return _response(request, 500, "internal_error", f"internal error; quote request id {rid} when reporting it")

@@ -25,14 +25,16 @@ class RateLimiter:
         self._buckets: dict[str, tuple[float, float]] = {}  # key -> (tokens, last refill)
         self._lock = threading.Lock()
 
-    def take(self, key: str) -> float:
-        """Spend one token; returns 0 when allowed, else the seconds until one is available."""
+    def take(self, key: str, spend: bool = True) -> float:
+        """Spend one token (or, with `spend` false, only look); returns 0 when one is there,
+        else the seconds until one is."""
         now = time.monotonic()
         with self._lock:
             tokens, last = self._buckets.get(key, (self.capacity, now))
             tokens = min(self.capacity, tokens + (now - last) * self.rate)
             if tokens >= 1.0:
-                self._buckets[key] = (tokens - 1.0, now)
+                if spend:
+                    self._buckets[key] = (tokens - 1.0, now)
                 return 0.0
             self._buckets[key] = (tokens, now)
             return (1.0 - tokens) / self.rate
@@ -82,7 +84,14 @@ def check_question(question: str, max_chars: int, field: str = "question") -> st
     if len(question) > max_chars:
         raise ApiError(422, "validation_error",
                        f"{field} is {len(question)} characters; the limit is {max_chars}", field=field)
+    _refuse_nul(question, field, field)
     return question
+
+
+def _refuse_nul(text: str, field: str, where: str) -> None:
+    # PostgreSQL text cannot hold NUL: let it through and the store fails with a 503
+    if "\x00" in text:
+        raise ApiError(422, "validation_error", f"{where} must not contain NUL characters", field=field)
 
 
 MAX_HISTORY_TURNS = 20
@@ -98,4 +107,5 @@ def check_history(history: list[dict[str, str]], max_chars: int) -> list[dict[st
         if len(turn["content"]) > max_chars:
             raise ApiError(422, "validation_error", f"history[{i}].content is {len(turn['content'])} characters; "
                            f"the limit is {max_chars}", field="history")
+        _refuse_nul(turn["content"], "history", f"history[{i}].content")
     return history
