@@ -187,13 +187,15 @@ def novel_entities(question: str, text: str) -> list[str]:
     """Entities of `text` that the question does not already name (bridge candidates)."""
     q = question.lower()
     q_words = set(re.findall(r"\w+", q))
-    named = {w.lower() for e in entities(question) for w in re.findall(r"\w{3,}", e)}
+    # a longer form of a name the question gives ("Herbert Weston Scott Howell III" for "Scott
+    # Howell") is the question's own subject, not a hop
+    named = [set(re.findall(r"\w+", e.lower())) for e in entities(question) if len(e.split()) >= 2]
     out = []
     for ent in (e for run in entities(text) for e in re.split(r"\s+(?:and|&)\s+", run)):  # two names, two hops
         words = set(re.findall(r"\w+", ent.lower()))
         if len(ent) < 3 or ent.lower() in q or (words and words <= q_words):
             continue
-        if words & named:  # "Herbert Weston Scott Howell III" is the question's own "Scott Howell"
+        if any(n <= words for n in named):
             continue
         if ent in _DEMONYMS:  # "American": an adjective, not a thing to look up
             continue
