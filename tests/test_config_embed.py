@@ -76,3 +76,26 @@ def test_embedder_is_safe_to_share_between_threads(embedder):
 def test_missing_model_folder_is_a_clear_error(tmp_path):
     with pytest.raises(ModelNotFound, match=str(tmp_path)):
         SentenceTransformerEmbedder(str(tmp_path / "nope"))
+
+
+def test_concurrent_callers_share_an_encode_and_each_gets_its_own_vectors():
+    import threading
+
+    import numpy as np
+
+    from rag_rlm.embed import load_embedder
+
+    embedder = load_embedder()
+    alone = {i: embedder.embed([f"question number {i}", "shared text"]) for i in range(12)}
+    together: dict[int, np.ndarray] = {}
+    threads = [threading.Thread(target=lambda i=i: together.update({i: embedder.embed([f"question number {i}",
+                                                                                     "shared text"])}))
+               for i in range(12)]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join()
+    assert sorted(together) == list(range(12))
+    for i in range(12):
+        assert together[i].shape == (2, embedder.dimension)
+        assert np.allclose(together[i], alone[i], atol=1e-5)
