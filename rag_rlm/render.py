@@ -87,7 +87,8 @@ def with_markers(text: str, numbers: Sequence[int]) -> str:
 
 
 def _plain(text: str) -> str:
-    return " ".join(text.split())
+    """One line, no space before punctuation ("pg_restore ," from inline HTML tags)."""
+    return re.sub(r"\s+([,.;:!?)\]”’])", r"\1", " ".join(text.split()))
 
 
 # -- "not found" ------------------------------------------------------------------------------
@@ -115,7 +116,7 @@ def indirect(question: str) -> str:
     then quotes the question instead of guessing."""
     q = " ".join(question.strip().rstrip("?.! ").split())
     m = re.match(rf"^({_WH})\s+(is|are|was|were)\s+(.+)$", q, re.IGNORECASE)
-    if m:  # "What is the capital of France" -> "what the capital of France is"
+    if m and "," not in m.group(3):  # "Which is larger, A or B": no clause to turn  # "What is the capital of France" -> "what the capital of France is"
         return _second_person(f"{m.group(1).lower()} {m.group(3)} {_be(m.group(2), m.group(3))}")
     m = re.match(rf"^({_WH}(?:\s+[\w'-]+){{0,3}}?)\s+(do|can|could|should|would|will|may|must)\s+(.+)$", q,
                  re.IGNORECASE)

@@ -11,6 +11,7 @@ import hashlib
 import io
 import json
 import re
+import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -146,7 +147,8 @@ def _markdown_title(text: str) -> str | None:
 
 _DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
-_BLOCKS = ("p", "li", "pre", "blockquote", "td", "th", "dt", "dd", "caption", "figcaption")
+_BLOCKS = ("p", "li", "pre", "blockquote", "tr", "dt", "dd", "caption", "figcaption")
+_NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb", re.IGNORECASE)
 
 
 def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
@@ -156,11 +158,15 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         raise ParseError(str(path), "binary file (NUL bytes)")
     from bs4 import BeautifulSoup
 
-    soup = BeautifulSoup(data, "lxml")
+    with warnings.catch_warnings():  # XHTML manuals parse fine as HTML; bs4 warns about it anyway
+        warnings.simplefilter("ignore")
+        soup = BeautifulSoup(data, "lxml")
     title = soup.title.get_text(" ", strip=True) if soup.title else None
     h1 = soup.find("h1")
     title = title or (h1.get_text(" ", strip=True) if h1 else None)
     for tag in soup.find_all(_DROP):
+        tag.decompose()
+    for tag in soup.find_all(class_=_NAVIGATION):  # "Prev Up Home Next" bars of generated manuals
         tag.decompose()
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
@@ -177,11 +183,39 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             continue
         if tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
             continue  # nested inside a block already taken whole (e.g. <p> in <li>)
-        words = " ".join(tag.get_text(" ", strip=True).split())
+        if tag.name == "dt":
+            continue  # said with its description (<dd>), which reads as "term: description"
+        words = _row(tag) if tag.name == "tr" else _words(tag)
+        if tag.name == "dd":
+            term = tag.find_previous_sibling("dt")
+            words = f"{_words(term)}: {words}" if term is not None and words else words
         if words:
             level = _HEADINGS.get(tag.name)
             blocks.append(f"{'#' * level} {words}" if level else words)
     return blocks
+
+
+def _words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The tag's text on one line; inline tags do not leave a space before punctuation."""
+    text = " ".join(tag.get_text(" ", strip=True).split())
+    text = re.sub(r"\s+([,.;:!?)\]”’])", r"\1", text)
+    return re.sub(r"([(\[“‘])\s+", r"\1", text)
+
+
+def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
+    """A table row as one line, each cell with its column's header ("Name: smallint; Storage
+    Size: 2 bytes"); the header row itself is not a sentence."""
+    cells = tr.find_all(["td", "th"], recursive=False)
+    if not cells or all(c.name == "th" for c in cells):
+        return ""
+    table = tr.find_parent("table")
+    head = table.find("tr") if table is not None else None
+    headers = [_words(c) for c in head.find_all(["th", "td"], recursive=False)] if head is not None and head is not tr \
+        and all(c.name == "th" for c in head.find_all(["th", "td"], recursive=False)) else []
+    values = [_words(c) for c in cells]
+    if len(headers) == len(values):
+        return "; ".join(f"{h}: {v}" if h else v for h, v in zip(headers, values, strict=True) if v)
+    return "; ".join(v for v in values if v)
 
 
 # --- PDF and DOCX ------------------------------------------------------------------------

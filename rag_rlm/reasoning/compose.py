@@ -67,18 +67,28 @@ DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT, TYPE_PENALTY = 1.0, 0.5, 0.5, 0.3
 FOUND_THRESHOLD = 0.42  # the suggested point of the squad2 curve (recursive, k=5): bench/eval_results.md
 
 
+_IDENTIFIER = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*\w$")  # max_connections, pg_dump, os.path
+
+
 def key_terms(question: str) -> set[str]:
-    """Names and figures the question gives ("Lisbon", "2017", "$500"): evidence that lacks one
-    of them is about something else, however similar it sounds."""
+    """Names, identifiers and figures the question gives ("Lisbon", "2017", "$500",
+    "random_page_cost"): evidence that lacks one of them is about something else, however
+    similar it sounds. An identifier is kept whole: it must appear as it is written."""
     words = question.split()
     keys = set()
     for i, raw in enumerate(words):
         w = raw.strip("?,.!;:\"'()“”‘’")
         if not w:
             continue
-        if any(ch.isdigit() for ch in w) or (i > 0 and w[:1].isupper() and w.lower() not in STOP):
+        if _IDENTIFIER.match(w):
+            keys.add(w.lower())
+        elif any(ch.isdigit() for ch in w) or (i > 0 and w[:1].isupper() and w.lower() not in STOP):
             keys |= content_words(w)
     return keys
+
+
+def _named(key: str, words: set[str], text: str) -> bool:
+    return key in text if ("_" in key or "." in key) else key in words
 
 
 def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str,
@@ -89,7 +99,8 @@ def confidence(question: str, best_dense: float, best_coverage: float, evidence_
     `names` replaces the question as the source of the names the evidence must give (a hop must
     name its focus, not the names its parent question gave)."""
     keys = key_terms(question if names is None else f"_ {names}")  # names: what must be named
-    key_share = len(keys & content_words(evidence_text)) / len(keys) if keys else 1.0
+    words, lower = content_words(evidence_text), evidence_text.lower()
+    key_share = sum(_named(k, words, lower) for k in keys) / len(keys) if keys else 1.0
     typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
     return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
             - (TYPE_PENALTY if typed_miss else 0.0))

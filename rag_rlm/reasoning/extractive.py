@@ -127,7 +127,7 @@ class ExtractiveReasoner:
     def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
         """The best sentence, one more when it scores nearly as well and says something else,
         and whether they answer the question at all."""
-        cands = [c for c in cands if c.sentence.kind != "heading"]
+        cands = [c for c in cands if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
         ranked = self._rank(sub.query, evidence, cands)
@@ -318,6 +318,13 @@ class ExtractiveReasoner:
                     self._vectors.popitem(last=False)
         with self._lock:
             return np.stack([self._vectors[k] for k in keys])
+
+
+def _answers_alone(sentence: Sentence) -> bool:
+    """Headings, lead-ins to a list ("... for several reasons:") and two-word fragments say
+    nothing on their own: they are context, never an answer."""
+    text = sentence.text.rstrip()
+    return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
 
 
 def _same(a: Claim, b: Claim) -> bool:
