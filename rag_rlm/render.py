@@ -122,6 +122,9 @@ def indirect(question: str) -> str:
                  re.IGNORECASE)
     if m:  # "How many vacation days do new hires get" / "Who can I ask"
         head, aux, rest = m.group(1), m.group(2).lower(), m.group(3)
+        subject_follows = rest.split()[0].lower() in _PERSON or rest.split()[0].lower() in ("you", "they", "he", "she", "it")
+        if head.lower() in ("which", "who", "what") and aux != "do" and not subject_follows:
+            return _second_person(f"{head.lower()} {aux} {rest}")  # "Which can store X": the wh-word is the subject
         if aux == "do":
             return _second_person(f"{head[0].lower()}{head[1:]} {rest}")
         words = rest.split()
