@@ -27,7 +27,7 @@ $(STAMP): pyproject.toml
 	touch $(STAMP)
 
 # Ingest the bundled sample corpus into the embedded store, then serve HTTP.
-run: install
+run: $(STAMP)
 	$(BIN)/ingest examples/sample --collection sample
 	@echo "Open http://$(HOST):$(PORT)/ in a browser (the API is under /v1, docs at /schema/swagger)"
 	RAG_RLM_COLLECTION=sample $(BIN)/rag-rlm serve --host $(HOST) --port $(PORT)
