@@ -148,3 +148,10 @@ def test_a_condition_fragment_is_added_to_the_earlier_question(embedder):
                Turn("assistant", "New hires get 22 vacation days per calendar year.")]
     out = condense("And after three years?", history, embedder)
     assert out.question == "How many vacation days do new hires get after three years?"
+
+
+def test_an_identifier_is_carried_whole(embedder):
+    history = [Turn("user", "What is the default value of shared_buffers?"),
+               Turn("assistant", "The default is typically 128 megabytes.")]
+    out = condense("Can I change it without a restart?", history, embedder)
+    assert "shared_buffers" in out.question

@@ -97,7 +97,7 @@ _ELLIPSIS = re.compile(
 )
 _AND = re.compile(r"^\s*(?:and|or|also|plus)\b[\s,]*", re.I)
 _TAIL = re.compile(r"[\s,]*(?:\b(?:too|as well|also|then|instead|though|please)\b[\s,]*)*[?.!\s]*$", re.I)
-_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|[A-Za-z][A-Za-z0-9]*(?:['’-][A-Za-z0-9]+)*")
+_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
