@@ -96,14 +96,8 @@ class PgVectorStore:
             cid = self._ensure_collection(conn, collection, vectors.shape[1])
             table = _chunks_table(cid)
             conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document.id,))
-            copy_sql = sql.SQL(
-                "COPY {} (document_id, chunk_index, text, start_pos, end_pos, embedding)"
-                " FROM STDIN WITH (FORMAT BINARY)"
-            ).format(table)
-            with conn.cursor().copy(copy_sql) as copy:
-                copy.set_types(_COPY_TYPES)
-                for chunk, vector in zip(chunks, vectors, strict=True):
-                    copy.write_row((document.id, chunk.index, chunk.text, chunk.start, chunk.end, vector))
+            _copy(conn, table, "document_id, chunk_index, text, start_pos, end_pos, embedding", _COPY_TYPES,
+                  ((document.id, c.index, c.text, c.start, c.end, v) for c, v in zip(chunks, vectors, strict=True)))
             self._write_sentences(conn, cid, vectors.shape[1], document.id, sentences, sentence_vectors)
             conn.execute(
                 "INSERT INTO rag_rlm_documents AS d (collection_id, document_id, title, source,"
@@ -127,14 +121,9 @@ class PgVectorStore:
         conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document_id,))
         if not sentences:
             return
-        copy_sql = sql.SQL(
-            "COPY {} (document_id, sentence_index, text, start_pos, end_pos, heading, kind, embedding)"
-            " FROM STDIN WITH (FORMAT BINARY)"
-        ).format(table)
-        with conn.cursor().copy(copy_sql) as copy:
-            copy.set_types(_SENTENCE_COPY_TYPES)
-            for s, vector in zip(sentences, vectors, strict=True):
-                copy.write_row((document_id, s.index, s.text, s.start, s.end, s.heading, s.kind, vector))
+        _copy(conn, table, "document_id, sentence_index, text, start_pos, end_pos, heading, kind, embedding",
+              _SENTENCE_COPY_TYPES, ((document_id, s.index, s.text, s.start, s.end, s.heading, s.kind, v)
+                                     for s, v in zip(sentences, vectors, strict=True)))
 
     def delete_document(self, collection: str, document_id: str) -> bool:
         with self._tx(f"deleting document {document_id!r}") as conn:
@@ -379,6 +368,15 @@ def _as_array(value: Any) -> np.ndarray:
 def _has_table(conn: psycopg.Connection, table: sql.Identifier) -> bool:
     row = conn.execute("SELECT to_regclass(%s)", (table.as_string(conn),)).fetchone()
     return row is not None and row[0] is not None
+
+
+def _copy(conn: psycopg.Connection, table: sql.Identifier, columns: str, types: list[str], rows) -> None:  # noqa: ANN001
+    """Rows into `table` by binary COPY (pgvector-python's bulk-load path)."""
+    copy_sql = sql.SQL("COPY {} (" + columns + ") FROM STDIN WITH (FORMAT BINARY)").format(table)
+    with conn.cursor().copy(copy_sql) as copy:
+        copy.set_types(types)
+        for row in rows:
+            copy.write_row(row)
 
 
 def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
