@@ -1,20 +1,15 @@
-"""Text rules the extractive reasoner plans with: sentence splitting, question decomposition by
+"""Text rules the extractive reasoner plans with: question decomposition by
 surface form (several questions, conjunctions, comparisons, lists) and entity spotting for
 bridge questions. Pure functions of strings, so they are cheap and testable on their own."""
 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
 
 from .base import SIDE, Plan, SubQuestion
 
 WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
 
-# A sentence ends at . ! ? followed by space, at a blank line, or before a list item or heading;
-# a single line break inside a paragraph (hard-wrapped text) does not end it.
-_SENTENCE = re.compile(r"(?:[^.!?\n]|\n(?![ \t]*(?:\n|[-*+#]|\d+[.)]\s))|[.!?](?![\s\"')\]]|$))+(?:[.!?]+[\"')\]]*|\n|$)")
-_ABBREV = re.compile(r"\b(?:[A-Z]|Mr|Mrs|Ms|Dr|St|Jr|Sr|Inc|Ltd|Co|vs|etc|No|U\.S)\.$")
 _CONJ_SPLIT = re.compile(rf"\s*(?:,\s*)?\band\s+(?={WH}\b)", re.IGNORECASE)
 _COMPARE_OR = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,]+?),?\s+or\s+(?P<b>[^,?]+?)\s*\??$", re.IGNORECASE)
 _BOTH = re.compile(
@@ -36,32 +31,6 @@ _STOP_ENTITIES = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
                   "Run", "Book", "Request", "Submit", "Send", "Join", "Read", "Expenses", "Employees", "Up",
                   "Everyone", "Nobody", "None", "Not", "Never", "Always", "Here", "First",
                   "Second", "Third", "Next", "Last", "Finally", "Questions", "Step", "Steps"}
-
-
-def sentences(text: str) -> Iterator[tuple[int, int]]:
-    """(start, end) of each sentence of `text`, stripped of surrounding space; abbreviations
-    like "Dr." or initials do not end a sentence."""
-    start = None
-    for m in _SENTENCE.finditer(text):
-        s, e = m.start(), m.end()
-        if start is None:
-            start = s
-        piece = text[start:e].rstrip()
-        if _ABBREV.search(piece) and e < len(text):
-            continue  # "Dr. Smith" — keep going
-        yield from _stripped(text, start, e)
-        start = None
-    if start is not None:
-        yield from _stripped(text, start, len(text))
-
-
-def _stripped(text: str, s: int, e: int) -> Iterator[tuple[int, int]]:
-    while s < e and text[s].isspace():
-        s += 1
-    while e > s and text[e - 1].isspace():
-        e -= 1
-    if e - s >= 3:
-        yield s, e
 
 
 def plan_by_form(question: str) -> Plan:
