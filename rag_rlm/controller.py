@@ -371,8 +371,9 @@ def _from_memo(ctx: Context, sub: SubQuestion, depth: int, parent: TraceNode) ->
 
 
 def _to_memo(ctx: Context, sub: SubQuestion, depth: int, node: Node) -> None:
-    # Only complete answers are remembered: a degraded or failed one should be retried.
-    if node.status == "ok" and node.draft.parts and not ctx.notes:
+    # Only complete answers are remembered: a degraded or failed one should be retried. A hop
+    # (an entity found in this request's evidence) is rarely asked again: not worth the write.
+    if node.status == "ok" and node.draft.parts and not ctx.notes and sub.kind != HOP:
         ctx.memo.put(_key(ctx, sub, depth), node_to_dict(node))
 
 
