@@ -114,10 +114,10 @@ class PgVectorStore:
         sentences: Sequence[Sentence], vectors: np.ndarray,
     ) -> None:
         table = _sentences_table(cid)
-        if sentences:
-            _create_sentences_table(conn, cid, dim)  # a collection from before sentence memory
-        elif not _has_table(conn, table):
-            return
+        if not _has_table(conn, table):  # a collection from before sentence memory
+            if not sentences:
+                return
+            _create_sentences_table(conn, cid, dim)  # DDL only when missing, not on every document
         conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document_id,))
         if not sentences:
             return
