@@ -226,13 +226,27 @@ def test_a_wrong_api_key_shows_the_error_and_the_right_one_is_kept(browser, keye
     context.close()
 
 
-def test_narrow_screen_and_keyboard(browser, server):
-    context = browser.new_context(viewport={"width": 380, "height": 760})
+WIDER_THAN_VIEWPORT = """() => {
+  const w = document.documentElement.clientWidth;
+  return [...document.querySelectorAll('body *')]
+    .filter(e => e.getBoundingClientRect().right > w + 0.5 && e.getClientRects().length)
+    .slice(0, 8).map(e => `${e.tagName.toLowerCase()}.${e.className}: ${Math.round(e.getBoundingClientRect().right)}px`);
+}"""
+
+
+def assert_no_sideways_scrolling(page: Page, width: int) -> None:
+    scroll_width = page.evaluate("document.documentElement.scrollWidth")
+    assert scroll_width <= width, f"page is {scroll_width}px wide: {page.evaluate(WIDER_THAN_VIEWPORT)}"
+
+
+@pytest.mark.parametrize("width", [320, 380])
+def test_narrow_screen_and_keyboard(browser, server, width):
+    context = browser.new_context(viewport={"width": width, "height": 760})
     context.set_default_timeout(TIMEOUT_MS)
     page = context.new_page()
     page.goto(server.url + "/")
     page.select_option("#collection", COLLECTION)
-    assert page.evaluate("document.documentElement.scrollWidth") <= 380  # no sideways scrolling
+    assert_no_sideways_scrolling(page, width)
     page.keyboard.press("Tab")
     expect(page.locator("a.skip")).to_be_focused()
     page.focus("#question")
@@ -245,5 +259,5 @@ def test_narrow_screen_and_keyboard(browser, server):
     expect(page.locator("#viewer mark").first).to_be_visible()
     page.keyboard.press("Escape")
     expect(page.locator("#viewer")).to_be_hidden()
-    assert page.evaluate("document.documentElement.scrollWidth") <= 380
+    assert_no_sideways_scrolling(page, width)
     context.close()
