@@ -53,6 +53,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         return _usage(f"no such file or directory: {missing[0]}")
+    special = [p for p in args.paths if not (Path(p).is_file() or Path(p).is_dir())]
+    if special:  # a FIFO, socket or device: reading it would block or never end
+        return _usage(f"not a regular file or folder: {special[0]}")
 
     try:
         summary = _ingest(args, settings)

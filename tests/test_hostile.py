@@ -314,3 +314,46 @@ def test_an_uploaded_documents_source_is_its_uploaded_name(srv, assistant):
         doc = c.get(f"/v1/collections/{collection}/documents/notes/plan.md").json()
     assert [d["source"] for d in docs] == ["notes/plan.md"] and doc["source"] == "notes/plan.md"
     assert tempfile.gettempdir() not in r.text + str(docs)
+
+
+# --- 9. nothing dropped or stored silently ------------------------------------------------------
+
+def test_over_1000_upload_parts_is_413_stating_the_limit(srv):
+    files = [("files", (f"f{i}.md", b"x")) for i in range(1001)]
+    with srv.client() as c:
+        r = c.post(f"/v1/collections/{fresh()}/documents", files=files)
+    assert r.status_code == 413, r.text[:300]
+    assert "1000" in error(r)["message"] and error(r)["field"] == "files"
+
+
+def test_nul_characters_in_document_text_are_reported_per_record(srv, assistant):
+    collection = fresh()
+    jsonl = (b'{"id": "ok", "text": "Shelters hold 40 beds."}\n'
+             b'{"id": "nul", "text": "bad \\u0000 text"}\n')
+    with srv.client() as c:
+        r = c.post(f"/v1/collections/{collection}/documents",
+                   files=[("files", ("corpus.jsonl", jsonl)), ("files", ("binary.txt", b"plain\x00text here\n"))])
+    assert r.status_code == 200, r.text[:300]
+    body = r.json()
+    reasons = " ".join(f["reason"] for f in body["failed"])
+    assert "SQL" not in reasons and "0x00" not in reasons and "rag_rlm_" not in reasons
+    assert body["documents_failed"] == 2, body
+    assert sorted(f["path"] for f in body["failed"]) == ["binary.txt", "corpus.jsonl:2"]
+    assert "NUL" in reasons
+    assert stored_ids(assistant, collection) == ["ok"]
+
+
+def test_hidden_and_unsupported_upload_parts_are_reported_not_dropped(srv, assistant):
+    collection = fresh()
+    with srv.client() as c:
+        r = c.post(f"/v1/collections/{collection}/documents",
+                   files=[("files", ("guide.md", b"# Guide\n\nRead me.\n")), ("files", (".env", b"SECRET=1\n")),
+                          ("files", ("Makefile", b"all:\n")), ("files", ("photo.png", b"\x89PNG"))])
+        assert r.status_code == 200, r.text[:300]
+        only_bad = c.post(f"/v1/collections/{collection}/documents", files=[("files", ("LICENSE", b"MIT\n"))])
+    body = r.json()
+    skipped = {f["path"]: f["reason"] for f in body["failed"]}
+    assert set(skipped) == {".env", "Makefile", "photo.png"}, body
+    assert "hidden" in skipped[".env"] and ".md" in skipped["photo.png"]
+    assert body["documents_new"] == 1 and stored_ids(assistant, collection) == ["guide.md"]
+    assert only_bad.status_code == 422 and "LICENSE" in error(only_bad)["message"]

@@ -248,6 +248,9 @@ def test_cli_exit_codes_and_json_summary(tmp_path, capsys, pg_url, collection):
     assert f"{corpus / 'bad.docx'}: corrupt DOCX" in out
     code, _, err = cli(capsys, str(corpus / "missing"), "--collection", collection, "--store", pg_url)
     assert code == 2 and "missing" in err
+    os.mkfifo(corpus / "pipe")  # named on the command line: refused, never read (it would block)
+    code, out, err = cli(capsys, str(corpus / "pipe"), "--collection", collection, "--store", pg_url)
+    assert code == 2 and out == "" and f"not a regular file or folder: {corpus / 'pipe'}" in err
     with pytest.raises(SystemExit) as usage:
         main([str(corpus), "--chunk-tokens", "lots"])
     assert usage.value.code == 2

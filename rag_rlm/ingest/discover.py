@@ -32,7 +32,8 @@ def discover(
     skipped, and only files matching `glob` (by relative path, `PurePath.match` rules) and with
     a known suffix are taken. A file named directly is always taken: the caller asked for it,
     so an unsupported type is reported rather than silently ignored.
-    Raises FileNotFoundError naming the first path that does not exist.
+    Raises FileNotFoundError naming the first path that does not exist, ValueError for one that
+    is neither a regular file nor a folder.
     """
     wanted = {s.lower() for s in suffixes} if suffixes is not None else None
     skip = {Path(p).resolve() for p in exclude}
@@ -42,6 +43,8 @@ def discover(
         root = Path(given).resolve()
         if not root.exists():
             raise FileNotFoundError(str(given))
+        if not (root.is_file() or root.is_dir()):  # a FIFO or device: reading would block or never end
+            raise ValueError(f"not a regular file or folder: {given}")
         if root.is_file():
             candidates: Iterator[SourceFile] = iter([SourceFile(root, root.parent, root.name, True)])
         else:

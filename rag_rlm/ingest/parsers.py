@@ -15,6 +15,7 @@ import warnings
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from rag_rlm.errors import RagRlmError
 from rag_rlm.types import Document
@@ -308,10 +309,20 @@ def _record(path: Path, line: str) -> Document:
         raise ValueError("missing or empty 'text'")
     if title is not None and not isinstance(title, str):
         raise ValueError("'title' must be a string")
+    if _has_nul(record):  # PostgreSQL text and jsonb cannot hold U+0000
+        raise ValueError("contains a NUL character (\\u0000), which cannot be stored")
     canonical = json.dumps(record, sort_keys=True, ensure_ascii=False, separators=(",", ":"))
     metadata = {k: v for k, v in record.items() if k not in ("id", "title", "text")}
     return Document(id=str(rid), title=title or str(rid), source=str(path), text=text,
                     content_hash=sha256(canonical.encode("utf-8")), metadata=metadata)
+
+
+def _has_nul(value: Any) -> bool:
+    if isinstance(value, str):
+        return "\x00" in value
+    if isinstance(value, dict):
+        return any(_has_nul(k) or _has_nul(v) for k, v in value.items())
+    return isinstance(value, list) and any(_has_nul(v) for v in value)
 
 
 Parser = Callable[[Path, str, bytes], Parsed]

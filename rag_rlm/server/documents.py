@@ -23,6 +23,7 @@ from litestar.enums import RequestEncodingType
 from litestar.params import Body
 from litestar.response import Response
 
+from ..ingest.parsers import PARSERS
 from .auth import Caller
 from .context import ServerContext
 from .errors import ApiError
@@ -80,12 +81,31 @@ def _names(files: list[UploadFile]) -> list[PurePosixPath]:
     return names
 
 
-async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
+def _skip_reason(name: PurePosixPath) -> str | None:
+    """Why a part will not be ingested: the ingest walk skips such files in a folder, and an
+    upload must say so rather than drop them."""
+    if any(part.startswith(".") for part in name.parts):
+        return "hidden file (its name starts with '.'): not ingested"
+    if name.suffix.lower() not in PARSERS:
+        return (f"unsupported file type {name.suffix or '(no suffix)'}: "
+                f"supported are {', '.join(sorted(PARSERS))}")
+    return None
+
+
+async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int, list[dict[str, str]]]:
+    """Save the ingestible parts under their names in a temporary folder; the others are
+    returned as failures (path, reason), and an upload with none is refused."""
     names = _names(files)
+    skipped = [{"path": str(n), "reason": r} for n in names if (r := _skip_reason(n)) is not None]
+    if len(skipped) == len(names):
+        reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in skipped)
+        raise ApiError(422, "unreadable_files", f"no file could be ingested: {reasons}", field="files")
     folder = Path(tempfile.mkdtemp(prefix="rag_rlm_upload_"))
     total = 0
     try:
         for upload, name in zip(files, names, strict=True):
+            if _skip_reason(name) is not None:
+                continue
             target = folder / name
             target.parent.mkdir(parents=True, exist_ok=True)
             content = await upload.read()
@@ -94,7 +114,7 @@ async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int]:
     except BaseException:  # refused or cancelled while saving: leave nothing behind
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    return folder, len(files), total
+    return folder, len(files) - len(skipped), total, skipped
 
 
 def _ingest(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
@@ -112,10 +132,16 @@ def _ingest_inline(ctx: ServerContext, folder: Path, collection: str) -> dict[st
         shutil.rmtree(folder, ignore_errors=True)
 
 
+def _with_skipped(summary: dict[str, Any], skipped: list[dict[str, str]]) -> dict[str, Any]:
+    return {**summary, "documents_failed": summary.get("documents_failed", 0) + len(skipped),
+            "failed": [*summary.get("failed", []), *skipped]}
+
+
 def _run_job(ctx: ServerContext, job: dict[str, Any], folder: Path, collection: str) -> None:
     ctx.assistant.save_job({**job, "status": "running"})
     try:
-        job = {**job, "status": "done", "summary": _ingest_inline(ctx, folder, collection)}
+        job = {**job, "status": "done", "summary": _with_skipped(_ingest_inline(ctx, folder, collection),
+                                                                   job.get("skipped", []))}
     except Exception as e:  # recorded for GET /v1/jobs/{id}; the server goes on
         job = {**job, "status": "failed", "error": f"{type(e).__name__}: {e}"}
     ctx.assistant.save_job({**job, "finished": time.time()})
@@ -130,17 +156,18 @@ async def upload_documents(
                                          description="files, any field name (e.g. repeated 'files')")],
 ) -> Response[Any]:
     collection = caller.stored(name)
-    folder, count, total = await _save_uploads(_files(data))
+    folder, count, total, skipped = await _save_uploads(_files(data))
     if total > BACKGROUND_BYTES:
         job = {"id": uuid.uuid4().hex, "status": "queued", "collection": name, "tenant": caller.tenant,
-               "files": count, "bytes": total, "created": time.time()}
+               "files": count, "bytes": total, "skipped": skipped, "created": time.time()}
         await anyio.to_thread.run_sync(ctx.assistant.save_job, job)
         threading.Thread(target=_run_job, args=(ctx, job, folder, collection), daemon=True,
                          name=f"upload-{job['id'][:8]}").start()
         return Response({"job_id": job["id"], "status": "queued", "url": f"/v1/jobs/{job['id']}"},
                         status_code=202)
-    summary = await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection)
-    if summary.get("documents_failed") and summary["documents_failed"] == count:
+    summary = _with_skipped(await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection), skipped)
+    stored = sum(summary.get(k, 0) for k in ("documents_new", "documents_updated", "documents_unchanged"))
+    if summary.get("documents_failed") and not stored:
         reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in summary.get("failed", []))
         raise ApiError(422, "unreadable_files", f"no file could be ingested: {reasons}", field="files")
     return Response({"collection": name, **summary})

@@ -86,6 +86,9 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
     detail = str(exc.detail)
     if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):  # body did not decode
         return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
+    if exc.status_code == 400 and detail == "Request Entity Too Large":  # Litestar's part limit, kept 400 until 3.0
+        limit = request.app.multipart_form_part_limit
+        return _response(request, 413, "too_large", f"an upload holds at most {limit} parts (files)", "files")
     if exc.status_code == 400 and "multipart" in detail.lower():
         return _response(request, 422, "validation_error", f"files: {detail}", "files")
     if exc.status_code == 413:
