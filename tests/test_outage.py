@@ -107,3 +107,29 @@ def test_a_restart_between_two_requests_hands_out_no_dead_connection(outage):
     r = http.post("/v1/ask", json=QUESTION)
     assert r.status_code == 200, r.text
     assert http.get("/v1/collections").status_code == 200
+
+
+def test_a_database_error_names_no_sql_and_no_table(pg_url, embedder, collection):
+    """Store errors reach HTTP clients: what failed and the SQLSTATE, never psycopg's text."""
+    import psycopg
+
+    from rag_rlm.errors import StoreError
+    from rag_rlm.memory import open_store
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+    from rag_rlm.types import Chunk, Document
+
+    store = open_store(pg_url)
+    try:
+        doc = Document("a.md", "A", "a.md", "The office opens at nine.", "h")
+        store.write_document(collection, doc, [Chunk(doc.id, 0, doc.text, 0, len(doc.text))], embedder.embed([doc.text]))
+        cid = store.collection_info(collection).version.split(".")[0]
+        with psycopg.connect(postgres_dsn(pg_url), autocommit=True) as conn:  # break it behind the store's back
+            conn.execute(f"DROP TABLE rag_rlm_chunks_{cid}")
+        release_postgres(pg_url)
+        with pytest.raises(StoreError) as e:
+            store.search(collection, embedder.embed(["office"])[0], 3)
+        message = str(e.value)
+        assert "SQLSTATE 42P01" in message and collection in message
+        assert "rag_rlm_" not in message and "SELECT" not in message.upper() and "LINE" not in message
+    finally:
+        store.close()
