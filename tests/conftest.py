@@ -23,10 +23,16 @@ def embedder():
 
 
 @pytest.fixture(scope="session")
-def pg_url(tmp_path_factory) -> str:
+def pg_url(tmp_path_factory):
     """One embedded PostgreSQL for the whole run (it takes a second to start); tests isolate
-    themselves by collection name."""
-    return "pgserver://" + str(tmp_path_factory.mktemp("pg") / "pgdata")
+    themselves by collection name. The session holds it, so it is not stopped each time the last
+    store on it closes (rag_rlm.memory.embedded), and stopped at the end."""
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+
+    url = "pgserver://" + str(tmp_path_factory.mktemp("pg") / "pgdata")
+    postgres_dsn(url)
+    yield url
+    release_postgres(url)
 
 
 @pytest.fixture(params=STORE_KINDS)

@@ -21,6 +21,8 @@ from rag_rlm.errors import ConfigError, ModelNotFound
     ({"RAG_RLM_STORE": "just-a-path"}, "store"),
     ({"RAG_RLM_API_KEYS": "keywithouttenant"}, "RAG_RLM_API_KEYS"),
     ({"RAG_RLM_COLLECTION": "no spaces"}, "collection"),
+    ({"RAG_RLM_STORE_TIMEOUT": "0"}, "store_timeout"),
+    ({"RAG_RLM_STORE_TIMEOUT": "soon"}, "RAG_RLM_STORE_TIMEOUT"),
 ])
 def test_bad_settings_name_the_setting(env, setting):
     with pytest.raises(ConfigError) as e:

@@ -19,6 +19,7 @@ from rag_rlm.config import Settings
 from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
+from rag_rlm.memory.state import open_state
 from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Source, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.types import Chunk, Document
@@ -36,12 +37,18 @@ def corpus(pg_url, embedder, tmp_path_factory):
     summary = ingest_paths([SAMPLE], collection=collection, store=store, embedder=embedder,
                            settings=settings, progress=False)
     assert summary.documents_failed == 0 and summary.chunks_written > 0
-    return settings, store, collection
+    # one state store for the module's assistants (they share the table anyway), closed at the end:
+    # an assistant given a store but no state opens a pool of its own that nobody closes
+    state = open_state(pg_url, settings.data_dir)
+    yield settings, store, collection, state
+    state.close()
+    store.close()
 
 
 def make(corpus, embedder, reasoner=None, **changes) -> tuple[Assistant, str]:
-    settings, store, collection = corpus
-    return Assistant(settings.replace(**changes), store=store, embedder=embedder, reasoner=reasoner), collection
+    settings, store, collection, state = corpus
+    return Assistant(settings.replace(**changes), store=store, embedder=embedder, reasoner=reasoner,
+                     state=state), collection
 
 
 def markers(text: str) -> list[int]:
@@ -146,11 +153,11 @@ def test_trace_is_a_well_formed_tree_and_persists(corpus, embedder):
 
 def test_memo_hit_costs_no_answer_call_keeps_the_tree_and_ingest_invalidates(corpus, embedder):
     reasoner = CountingReasoner(ExtractiveReasoner(embedder))
-    settings, store, _ = corpus
+    settings, store, _, state = corpus
     collection = "memo_" + uuid.uuid4().hex[:8]
     ingest_paths([SAMPLE / "vacation-policy.txt", SAMPLE / "expense-policy.md"], collection=collection,
                  store=store, embedder=embedder, settings=settings, progress=False)
-    assistant = Assistant(settings, store=store, embedder=embedder, reasoner=reasoner)
+    assistant = Assistant(settings, store=store, embedder=embedder, reasoner=reasoner, state=state)
     first = assistant.ask(TWO_PARTS, collection, reflect=False)
     assert len(first.sub_questions) == 2 and first.status == "ok", first.notes
     calls = reasoner.answered

@@ -51,7 +51,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     from ..memory import open_store
 
     embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
-    store = open_store(settings.store)
+    store = open_store(settings.store, timeout=settings.store_timeout)
     try:
         if args.corpus and not _ingest(args, collection, store, embedder, settings):
             return EXIT_FAILED

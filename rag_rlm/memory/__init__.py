@@ -10,25 +10,26 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
+from ..config import DEFAULT_STORE_TIMEOUT
 from ..errors import ConfigError
 from .base import Catalog, SentenceMemory, Store, VectorStore
 
 __all__ = ["Catalog", "SentenceMemory", "Store", "VectorStore", "open_store", "SCHEMES"]
 
 
-def _open_pgserver(url: str) -> Store:
+def _open_pgserver(url: str, timeout: float) -> Store:
     from .pgvector import PgVectorStore
 
-    return PgVectorStore.from_url(url)
+    return PgVectorStore.from_url(url, timeout=timeout)
 
 
-def _open_qdrant(url: str) -> Store:
+def _open_qdrant(url: str, timeout: float) -> Store:
     from .qdrant import QdrantStore
 
-    return QdrantStore.from_url(url)
+    return QdrantStore.from_url(url, timeout=timeout)
 
 
-SCHEMES: dict[str, Callable[[str], Store]] = {
+SCHEMES: dict[str, Callable[[str, float], Store]] = {
     "pgserver": _open_pgserver,
     "postgresql": _open_pgserver,
     "postgres": _open_pgserver,
@@ -38,9 +39,10 @@ SCHEMES: dict[str, Callable[[str], Store]] = {
 }
 
 
-def open_store(url: str) -> Store:
+def open_store(url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> Store:
+    """The store behind `url`; `timeout`: seconds to reach a store server before a StoreError."""
     scheme, sep, _ = url.partition("://")
     opener = SCHEMES.get(scheme) if sep else None
     if opener is None:
         raise ConfigError("store", f"unknown store URL {url!r}; known schemes: {', '.join(s + '://' for s in SCHEMES)}")
-    return opener(url)
+    return opener(url, timeout)

@@ -6,18 +6,21 @@ workers, or `ingest` beside the server) never apply the same file twice; the sec
 then finds nothing left to do.
 
 Also here: `postgres_dsn(url)`, which turns a store URL into a libpq connection string, starting
-the embedded server for `pgserver://PATH` when needed (PgVectorStore and the state store share it).
+the embedded server for `pgserver://PATH` when needed (PgVectorStore and the state store share it),
+and `release_postgres(url)`, which gives that hold back (see `embedded` for the server's life).
 """
 
 from __future__ import annotations
 
 import threading
-import time
 from pathlib import Path
 
 import psycopg
 
+from ..config import DEFAULT_STORE_TIMEOUT
 from ..errors import ConfigError, StoreError
+from . import embedded
+from .pgpool import connect_kwargs
 
 MIGRATIONS_DIR = Path(__file__).parents[2] / "migrations"
 _LOCK_KEY = 0x5241_4752_4C4D  # "RAGRLM": one advisory lock id for every rag-rlm migrator
@@ -26,32 +29,26 @@ _guard = threading.Lock()
 
 
 def postgres_dsn(url: str) -> str:
-    """A libpq DSN for `pgserver://PATH` (embedded; started or reused) or `postgresql://...`."""
+    """A libpq DSN for `pgserver://PATH` (embedded: started or joined, and held by this process
+    until `release_postgres(url)`) or `postgresql://...` (as it is)."""
+    folder = _embedded_folder(url)
+    return url if folder is None else embedded.acquire(folder)
+
+
+def release_postgres(url: str) -> None:
+    """Give back the hold `postgres_dsn(url)` took (nothing to do for an external PostgreSQL)."""
+    folder = _embedded_folder(url)
+    if folder is not None:
+        embedded.release(folder)
+
+
+def _embedded_folder(url: str) -> str | None:
     scheme, sep, rest = url.partition("://")
     if scheme in ("postgresql", "postgres") and sep:
-        return url
+        return None
     if scheme != "pgserver" or not sep or not rest:
         raise ConfigError("store", f"not a PostgreSQL store URL: {url!r} (pgserver://PATH or postgresql://DSN)")
-    return _embedded_server_dsn(Path(rest))
-
-
-def _embedded_server_dsn(path: Path, attempts: int = 3) -> str:
-    import pgserver  # heavy-ish import, only for the embedded default
-
-    path = path.expanduser()
-    path = (path if path.is_absolute() else Path.cwd() / path).resolve()
-    error: Exception | None = None
-    for attempt in range(attempts):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            return pgserver.get_server(path).get_uri()
-        except Exception as e:  # pgserver raises bare subprocess/OS/assertion errors
-            error = e
-            # pgserver caches a server whose start failed (pg_ctl gives up after 10 s on a busy
-            # machine) and would hand it back forever: forget it and try again.
-            pgserver.PostgresServer._instances.pop(path, None)
-            time.sleep(1 + attempt)
-    raise StoreError(f"could not start the embedded PostgreSQL in {path}: {error!r}") from error
+    return rest
 
 
 def pending(applied: set[str]) -> list[Path]:
@@ -80,22 +77,25 @@ def apply_migrations(conn: psycopg.Connection) -> list[str]:
     return done
 
 
-def migrate(url: str) -> list[str]:
+def migrate(url: str, timeout: float = DEFAULT_STORE_TIMEOUT) -> list[str]:
     """Bring the database behind a store URL up to date; returns the names newly applied."""
     dsn = postgres_dsn(url)
     try:
-        with psycopg.connect(dsn) as conn:
+        with psycopg.connect(dsn, **connect_kwargs(timeout)) as conn:
             done = apply_migrations(conn)
     except psycopg.OperationalError as e:
         raise StoreError(f"cannot connect to PostgreSQL for {url!r}: {e}") from e
+    finally:
+        release_postgres(url)
     with _guard:
         _applied_dsns.add(dsn)
     return done
 
 
-def ensure_migrated(dsn: str) -> None:
+def ensure_migrated(dsn: str, timeout: float = DEFAULT_STORE_TIMEOUT) -> None:
     """Apply migrations once per process and database (cheap after the first call)."""
     with _guard:
         if dsn in _applied_dsns:
             return
-    migrate(dsn)
+    migrate(dsn, timeout)
+

@@ -22,7 +22,7 @@ ones COPYed in binary, and the document record upserted.
 from __future__ import annotations
 
 import threading
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -31,13 +31,13 @@ import psycopg
 from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.types.json import Jsonb
-from psycopg_pool import ConnectionPool
 
-from ..config import validate_collection_name
+from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from . import pgsearch
-from .migrate import ensure_migrated, postgres_dsn
+from .migrate import ensure_migrated, postgres_dsn, release_postgres
+from .pgpool import StorePool, store_error
 from .sentences import check_sentences, rebuild_text
 
 # HNSW candidates per query. On the real dev corpora 40 lost documents that an exact scan ranks
@@ -66,21 +66,24 @@ def _hnsw_index(cid: int) -> sql.Identifier:
 class PgVectorStore:
     """The Store Protocol on PostgreSQL; safe to share between threads (a connection pool)."""
 
-    def __init__(self, dsn: str, *, pool_size: int = 8, ef_search: int = EF_SEARCH):
-        ensure_migrated(dsn)
+    def __init__(self, dsn: str, *, pool_size: int = 8, ef_search: int = EF_SEARCH,
+                 timeout: float = DEFAULT_STORE_TIMEOUT, on_close: Callable[[], None] | None = None):
+        ensure_migrated(dsn, timeout)
         self.ef_search = ef_search  # read per search, so it may be tuned on a live store
         self._bulk: set[str] = set()  # collections inside bulk_load(): no HNSW index until the end
         self._lock = threading.Lock()
-        try:
-            self._pool = ConnectionPool(
-                dsn, min_size=1, max_size=pool_size, configure=_configure, open=True, timeout=30
-            )
-        except psycopg.Error as e:
-            raise StoreError(f"cannot connect to PostgreSQL: {e}") from e
+        self._pool = StorePool(dsn, timeout=timeout, max_size=pool_size, configure=_configure, name="rag_rlm.store")
+        self._on_close = on_close
 
     @classmethod
-    def from_url(cls, url: str) -> PgVectorStore:
-        return cls(postgres_dsn(url))
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PgVectorStore:
+        """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
+        dsn = postgres_dsn(url)
+        try:
+            return cls(dsn, timeout=timeout, on_close=lambda: release_postgres(url))
+        except BaseException:
+            release_postgres(url)
+            raise
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -260,17 +263,21 @@ class PgVectorStore:
 
     def close(self) -> None:
         self._pool.close()
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()
 
     # -- internals ------------------------------------------------------------------------------
 
     @contextmanager
     def _tx(self, what: str) -> Iterator[psycopg.Connection]:
-        """A pooled connection inside one transaction; database errors become StoreError."""
+        """A pooled connection inside one transaction; database errors become StoreError (with
+        neither SQL nor table names in the message: it may reach an HTTP client)."""
         try:
             with self._pool.connection() as conn, conn.transaction():
                 yield conn
         except psycopg.Error as e:
-            raise StoreError(f"{what}: {e}") from e
+            raise store_error(what, e) from e
 
     def _ensure_collection(self, conn: psycopg.Connection, name: str, dim: int) -> int:
         validate_collection_name(name)

@@ -19,6 +19,7 @@ index on the chunk text, by reciprocal rank, inside Qdrant (works in local mode 
 
 from __future__ import annotations
 
+import math
 import os
 import threading
 import uuid
@@ -30,7 +31,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
-from ..config import validate_collection_name
+from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import ConfigError, StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from .sentences import check_sentences, overlapping, rebuild_text
@@ -107,13 +108,15 @@ class QdrantStore:
         self._ensure_registry()
 
     @classmethod
-    def from_url(cls, url: str) -> QdrantStore:
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> QdrantStore:
+        """`timeout` bounds each request to a Qdrant server (whole seconds; local mode has none)."""
         scheme, _, rest = url.partition("://")
         if not rest:
             raise ConfigError("store", f"{url!r}: expected qdrant://PATH or qdrant+http(s)://HOST:PORT")
         if scheme in ("qdrant+http", "qdrant+https"):
             base = scheme.removeprefix("qdrant+") + "://" + rest
-            return cls(QdrantClient(url=base, api_key=os.environ.get("QDRANT_API_KEY") or None))
+            return cls(QdrantClient(url=base, api_key=os.environ.get("QDRANT_API_KEY") or None,
+                                    timeout=max(1, math.ceil(timeout))))
         if scheme != "qdrant":
             raise ConfigError("store", f"not a Qdrant store URL: {url!r}")
         if rest == ":memory:":

@@ -16,6 +16,7 @@ import time
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
+from ..config import DEFAULT_STORE_TIMEOUT
 from ..errors import StoreError
 
 _SQLITE_SCHEMA = (
@@ -31,11 +32,11 @@ class StateStore(Protocol):
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None: ...
 
 
-def open_state(store_url: str, data_dir: str) -> StateStore:
+def open_state(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> StateStore:
     """The state store that goes with a vector store URL (see the module docstring)."""
     scheme = store_url.partition("://")[0]
     if scheme in ("pgserver", "postgresql", "postgres"):
-        return PostgresState.from_url(store_url)
+        return PostgresState.from_url(store_url, timeout=timeout)
     return SqliteState(Path(data_dir) / "state.sqlite3")
 
 
@@ -82,27 +83,31 @@ class SqliteState:
 
 
 class PostgresState:
-    """The `rag_rlm_state` table; a small connection pool, so threads do not queue on one socket."""
+    """The `rag_rlm_state` table; a small connection pool, so threads do not queue on one socket
+    (with the vector store's outage behaviour: `pgpool.StorePool`)."""
 
-    def __init__(self, dsn: str):
+    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT, on_close: Any = None):
         import psycopg
-        from psycopg_pool import ConnectionPool
 
         from .migrate import ensure_migrated
+        from .pgpool import StorePool
 
-        ensure_migrated(dsn)
+        ensure_migrated(dsn, timeout)
         self._psycopg = psycopg
-        try:
-            self._pool = ConnectionPool(dsn, min_size=1, max_size=4, open=True, timeout=30,
-                                        kwargs={"autocommit": True})
-        except psycopg.Error as e:
-            raise StoreError(f"cannot connect to PostgreSQL for state: {e}") from e
+        self._pool = StorePool(dsn, timeout=timeout, max_size=4, autocommit=True, name="rag_rlm.state")
+        self._on_close = on_close
 
     @classmethod
-    def from_url(cls, url: str) -> PostgresState:
-        from .migrate import postgres_dsn
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PostgresState:
+        """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
+        from .migrate import postgres_dsn, release_postgres
 
-        return cls(postgres_dsn(url))
+        dsn = postgres_dsn(url)
+        try:
+            return cls(dsn, timeout=timeout, on_close=lambda: release_postgres(url))
+        except BaseException:
+            release_postgres(url)
+            raise
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         row = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND key = %s", (kind, key))
@@ -122,7 +127,12 @@ class PostgresState:
                 cur = conn.execute(query, params)
                 return cur.fetchone() if cur.description else None
         except self._psycopg.Error as e:
-            raise StoreError(f"state store: {e}") from e
+            from .pgpool import store_error
+
+            raise store_error("state store", e) from e
 
     def close(self) -> None:
         self._pool.close()
+        on_close, self._on_close = self._on_close, None
+        if on_close is not None:
+            on_close()

@@ -43,7 +43,9 @@ async def health(ctx: ServerContext) -> Response[dict[str, Any]]:
     backend = await _backend_health(ctx)
     ok = store["reachable"] and backend["reachable"]
     body = {"status": "ok" if ok else "degraded", "version": __version__, "store": store, "backend": backend}
-    return Response(body, status_code=200 if ok else 503)
+    if ok:
+        return Response(body)
+    return Response(body, status_code=503, headers={"Retry-After": "5"})  # as the other 503s
 
 
 @get("/metrics", media_type="text/plain; version=0.0.4", summary="Prometheus metrics")

@@ -1,0 +1,138 @@
+"""PostgreSQL connections for the stores: a pool that fails fast in an outage and recovers at once.
+
+What the bare `psycopg_pool.ConnectionPool` would do in an outage (issue 9): every request waits
+its full acquire timeout (30 s) for a connection that cannot come; after the server is back, the
+pool's reconnection is backing off exponentially (1, 2, 4 ... s), so requests keep failing for up
+to a minute, and the connections broken by the restart are handed out to the first requests.
+`StorePool` wraps the pool:
+
+- `timeout` (the `store_timeout` setting) bounds both the wait for a pooled connection and libpq's
+  `connect_timeout`: a request during an outage is a StoreError (HTTP 503) within seconds.
+- Every connection is checked before use (`ConnectionPool.check_connection`, an empty query). We
+  call it here rather than as the pool's `check=` callback because the pool sleeps a backoff
+  second after each failed check and tries the next idle connection, and after a restart every
+  idle connection fails it.
+- A dead connection or an acquire timeout marks the store down. Requests then skip the pool and
+  connect directly (refused at once while the outage lasts); the first that connects is served on
+  that connection, and the pool replaces all its dead idle connections at once (`pool.check()`),
+  so no request waits on the pool's reconnection backoff or is handed a dead connection.
+
+Error messages never carry raw SQL, table names or socket paths (they reach HTTP clients): the
+psycopg error goes to the log, the StoreError says what failed and the SQLSTATE.
+"""
+
+from __future__ import annotations
+
+import logging
+import math
+import threading
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import Any
+
+import psycopg
+from psycopg_pool import ConnectionPool, PoolTimeout
+
+from ..errors import StoreError
+
+log = logging.getLogger("rag_rlm.store")
+
+
+def connect_kwargs(timeout: float) -> dict[str, Any]:
+    """libpq's `connect_timeout` is whole seconds, and values under 2 are raised to 2."""
+    return {"connect_timeout": max(2, math.ceil(timeout))}
+
+
+def unreachable(timeout: float) -> StoreError:
+    return StoreError(f"PostgreSQL is unreachable (store_timeout {timeout:g} s); retry shortly")
+
+
+def store_error(what: str, error: psycopg.Error) -> StoreError:
+    """A StoreError for a failed database call, safe to show to an HTTP client."""
+    log.warning("store error while %s: %s", what, error)
+    if isinstance(error, psycopg.OperationalError) and _connection_lost(error):
+        return StoreError(f"{what}: the connection to PostgreSQL was lost; retry shortly")
+    state = f", SQLSTATE {error.sqlstate}" if error.sqlstate else ""
+    return StoreError(f"{what}: database error ({type(error).__name__}{state})")
+
+
+def _connection_lost(error: psycopg.Error) -> bool:
+    # class 08 is "connection exception", 57P0x is "operator intervention" (server shutting down);
+    # a socket closed under a query has no SQLSTATE at all
+    return error.sqlstate is None or error.sqlstate.startswith(("08", "57P"))
+
+
+class StorePool:
+    """A `ConnectionPool` with the outage behaviour described in the module docstring."""
+
+    def __init__(self, dsn: str, *, timeout: float, max_size: int, name: str,
+                 configure: Callable[[psycopg.Connection], None] | None = None, autocommit: bool = False):
+        self.timeout = timeout
+        self._dsn = dsn
+        self._configure = configure
+        self._kwargs = {**connect_kwargs(timeout), "autocommit": autocommit}
+        self._down = threading.Event()  # set when a request found the store unreachable
+        try:
+            self._pool = ConnectionPool(
+                dsn, min_size=1, max_size=max_size, kwargs=self._kwargs, configure=configure, name=name,
+                timeout=timeout, reconnect_timeout=max(timeout, 1.0), open=True)
+        except psycopg.Error as e:
+            raise store_error("opening the connection pool", e) from e
+
+    @contextmanager
+    def connection(self) -> Iterator[psycopg.Connection]:
+        """A healthy connection (StoreError within `timeout` when there is none to be had)."""
+        conn = None if self._down.is_set() else self._checked()
+        if conn is None:  # down, or just found a dead connection: see whether the server answers
+            with self._direct() as conn:
+                yield conn
+            return
+        try:
+            yield conn
+        except psycopg.OperationalError:
+            if conn.broken:  # the server went away under the query: check the others first next time
+                self._mark_down("a connection broke")
+            raise
+        finally:
+            self._pool.putconn(conn)  # a broken one is discarded and replaced by the pool
+
+    def close(self) -> None:
+        self._pool.close()
+
+    def _checked(self) -> psycopg.Connection | None:
+        """A pooled connection that answers, or None when it did not (the server restarted or
+        stopped since it was last used)."""
+        try:
+            conn = self._pool.getconn(self.timeout)
+        except PoolTimeout:
+            self._mark_down(f"no connection within {self.timeout:g} s")
+            raise unreachable(self.timeout) from None
+        try:
+            ConnectionPool.check_connection(conn)
+        except psycopg.Error:
+            self._pool.putconn(conn)  # broken: the pool discards it
+            self._mark_down("a pooled connection was dead")
+            return None
+        return conn
+
+    @contextmanager
+    def _direct(self) -> Iterator[psycopg.Connection]:
+        """After an outage: one connection of our own (refused at once while the server is down)."""
+        try:
+            conn = psycopg.connect(self._dsn, **self._kwargs)
+            if self._configure is not None:
+                self._configure(conn)
+        except psycopg.OperationalError as e:
+            log.debug("store still unreachable: %s", e)
+            raise unreachable(self.timeout) from None
+        if self._down.is_set():
+            self._down.clear()
+            log.warning("store reachable; replacing the pool's dead connections")
+            self._pool.check()  # the idle ones died with the server: replace them all now
+        with conn:
+            yield conn
+
+    def _mark_down(self, why: str) -> None:
+        if not self._down.is_set():
+            log.warning("store unreachable (%s); requests fail fast until it answers again", why)
+        self._down.set()
