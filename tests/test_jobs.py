@@ -22,7 +22,7 @@ import uuid
 from pathlib import Path
 
 import pytest
-from test_server_support import KEYS, LiveServer
+from test_server_support import LiveServer
 
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
@@ -31,6 +31,9 @@ from rag_rlm.server.jobs import INTERRUPTED
 from rag_rlm.server.limits import AnswerGate
 
 SMALL = 1000  # bytes: above this an upload is a job
+# tenants of these tests only: the PostgreSQL store is shared by the run, and other modules count
+# acme's and beta's collections
+KEYS = {"key-gamma": "gamma", "key-delta": "delta"}
 FILES = 12
 
 
@@ -198,27 +201,27 @@ def test_a_job_held_by_another_process_is_cancelled_through_the_state_store(assi
 
 def test_jobs_are_matched_to_their_tenant_exactly(assistant):
     assistant.pause = True
-    with serve(assistant, api_keys=KEYS) as srv, srv.client("key-beta") as beta, srv.client("key-acme") as acme:
-        job = upload_job(beta, "bigjob")
+    with serve(assistant, api_keys=KEYS) as srv, srv.client("key-delta") as owner, srv.client("key-gamma") as other:
+        job = upload_job(owner, "bigjob")
         assert assistant.paused.wait(15)
-        for r in (acme.get(job["url"]), acme.delete(job["url"])):
+        for r in (other.get(job["url"]), other.delete(job["url"])):
             assert r.status_code == 404 and r.json()["error"]["field"] == "job_id"
-        assert job["id"] not in [j["id"] for j in acme.get("/v1/jobs").json()["jobs"]]
-        mine = beta.get("/v1/jobs").json()["jobs"]
+        assert job["id"] not in [j["id"] for j in other.get("/v1/jobs").json()["jobs"]]
+        mine = owner.get("/v1/jobs").json()["jobs"]
         assert mine[0]["id"] == job["id"] and mine[0]["collection"] == "bigjob"  # the caller's name
-        assert "beta__" not in str(mine)
-        assert beta.delete(job["url"]).status_code == 202
-        assert wait_for(beta, job["url"], "cancelled")["collection"] == "bigjob"
+        assert "delta__" not in str(mine)
+        assert owner.delete(job["url"]).status_code == 202
+        assert wait_for(owner, job["url"], "cancelled")["collection"] == "bigjob"
 
 
 def test_a_failed_job_says_why_without_internal_names_and_leaves_no_folder(assistant):
-    with serve(assistant, api_keys=KEYS) as srv, srv.client("key-beta") as beta:
+    with serve(assistant, api_keys=KEYS) as srv, srv.client("key-delta") as owner:
         root = Path(assistant.settings.data_dir) / "uploads"
-        assistant.fail = RuntimeError(f"the store refused beta__lost under {root}/x")
-        job = upload_job(beta, "lost")
-        failed = wait_for(beta, job["url"], "failed", "done")
+        assistant.fail = RuntimeError(f"the store refused delta__lost under {root}/x")
+        job = upload_job(owner, "lost")
+        failed = wait_for(owner, job["url"], "failed", "done")
         assert failed["status"] == "failed" and failed["error"].startswith("RuntimeError: the store refused lost")
-        assert "beta__" not in failed["error"] and str(root) not in failed["error"]
+        assert "delta__" not in failed["error"] and str(root) not in failed["error"]
         assert uploads(assistant) == set()
 
 
