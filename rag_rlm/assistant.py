@@ -31,6 +31,7 @@ if TYPE_CHECKING:
 
 TRACE_KIND = "trace"
 JOB_KIND = "upload_job"
+JOB_CANCEL_KIND = "upload_job_cancel"  # apart from the job: its owner rewrites the job, never this
 
 
 class Assistant:
@@ -142,10 +143,13 @@ class Assistant:
         self.collection_info(collection)
         return self.store.delete_document(collection, document_id)
 
-    def ingest_files(self, paths: Iterable[str | Path], collection: str, *, progress: bool = False,
+    def ingest_files(self, paths: Iterable[str | Path], collection: str, *,
+                     progress: bool | Callable[[int, int | None, int], None] = False,
                      stop: threading.Event | None = None, relative_sources: bool = False) -> IngestSummary:
         """Files and folders into `collection` through the ingest pipeline (idempotent: unchanged
-        files are skipped, changed ones replaced). FileNotFoundError for a missing path."""
+        files are skipped, changed ones replaced). FileNotFoundError for a missing path.
+        `progress`: a bar on a terminal, or a callback (documents done, total or None, chunks
+        written); `stop`: once set, the run ends after the document being written."""
         from .ingest.pipeline import ingest_paths
 
         return ingest_paths(paths, collection=validate_collection_name(collection), store=self.store,
@@ -159,6 +163,18 @@ class Assistant:
     def job(self, job_id: str) -> dict[str, Any] | None:
         """A job recorded by `save_job`, or None."""
         return self.state.get(JOB_KIND, job_id)
+
+    def jobs(self, limit: int, **match: Any) -> list[dict[str, Any]]:
+        """Up to `limit` jobs whose fields equal `match` (e.g. tenant=..., status=...), the most
+        recently saved first."""
+        return self.state.items(JOB_KIND, match, limit)
+
+    def request_job_cancel(self, job_id: str) -> None:
+        """Ask whichever process runs the job to stop it (it looks with `job_cancel_requested`)."""
+        self.state.put(JOB_CANCEL_KIND, job_id, {"requested": time.time()})
+
+    def job_cancel_requested(self, job_id: str) -> bool:
+        return self.state.get(JOB_CANCEL_KIND, job_id) is not None
 
     def health(self) -> dict[str, Any]:
         """Whether the store answers: `{"reachable": True, "collections": n}`, or `reachable`

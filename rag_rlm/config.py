@@ -75,6 +75,11 @@ class Settings:
     auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
     max_concurrent_answers: int = 8
     max_queued_answers: int = 64
+    # uploads over background_upload_bytes are jobs: upload_workers ingest at once (each also
+    # takes one of the max_concurrent_answers slots), max_queued_jobs more wait; per process
+    background_upload_bytes: int = 2_000_000
+    upload_workers: int = 1
+    max_queued_jobs: int = 8
     log_level: str = "info"
 
     def __post_init__(self) -> None:
@@ -197,7 +202,7 @@ def _env(name: str) -> str:
 _POSITIVE = ("chunk_tokens", "batch_size", "top_k", "max_parallel", "token_budget", "memo_size",
              "max_body_bytes", "max_upload_bytes", "max_document_bytes", "max_question_chars",
              "rate_limit_per_minute", "auth_failures_per_minute",
-             "max_concurrent_answers", "llm_max_new_tokens")
+             "max_concurrent_answers", "llm_max_new_tokens", "background_upload_bytes", "upload_workers")
 
 
 def _validate(s: Settings) -> None:
@@ -208,8 +213,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError("chunk_overlap", f"must be >= 0 and < chunk_tokens ({s.chunk_tokens}), got {s.chunk_overlap}")
     if not 0 <= s.max_depth <= 6:
         raise ConfigError("max_depth", f"must be between 0 and 6, got {s.max_depth}")
-    if s.max_queued_answers < 0:
-        raise ConfigError("max_queued_answers", f"must be >= 0, got {s.max_queued_answers}")
+    for name in ("max_queued_answers", "max_queued_jobs"):
+        if getattr(s, name) < 0:
+            raise ConfigError(name, f"must be >= 0, got {getattr(s, name)}")
+    if s.upload_workers > s.max_concurrent_answers:  # a job holds one of those slots while it runs
+        raise ConfigError("upload_workers", f"must be at most max_concurrent_answers "
+                                            f"({s.max_concurrent_answers}), got {s.upload_workers}")
     if s.llm_retries < 0:
         raise ConfigError("llm_retries", f"must be >= 0, got {s.llm_retries}")
     for name in ("llm_timeout", "request_timeout", "store_timeout"):

@@ -69,8 +69,10 @@ def stored_ids(assistant, collection: str) -> list[str]:
         return []
 
 
-def upload_folders() -> set[str]:
-    return {p for p in os.listdir(tempfile.gettempdir()) if p.startswith("rag_rlm_upload_")}
+def upload_folders(assistant) -> set[str]:
+    """Upload folders under the data folder (where every upload is saved, so a restart cleans up)."""
+    root = os.path.join(assistant.settings.data_dir, "uploads")
+    return set(os.listdir(root)) if os.path.isdir(root) else set()
 
 
 # --- 1. bad requests are 4xx naming the cause ---------------------------------------------
@@ -111,21 +113,21 @@ def test_json_nested_20k_deep_is_400(srv, path):
 @pytest.mark.parametrize("name", ["a" * 256 + ".md", "d/" + "b" * 256 + ".md", "e/" * 130 + "x.md"])
 def test_unusable_upload_names_are_422_naming_files(srv, assistant, name):
     collection = fresh()
-    before = upload_folders()
+    before = upload_folders(assistant)
     with srv.client() as c:
         r = c.post(f"/v1/collections/{collection}/documents",
                    files=[("files", ("ok.md", b"# Ok\n\nfine\n")), ("files", (name, b"# Long\n\ntext\n"))])
     assert r.status_code == 422, r.text[:300]
     assert error(r)["field"] == "files"
     assert stored_ids(assistant, collection) == []  # the upload is refused whole
-    assert upload_folders() <= before
+    assert upload_folders(assistant) <= before
 
 
 @pytest.mark.parametrize("names", [["c.md", "c.md/d.md"], ["c.md/d.md", "c.md"], ["same.md", "same.md"],
                                    ["x/../same.md", "same.md"]])
 def test_colliding_upload_names_are_422_naming_them(srv, assistant, names):
     collection = fresh()
-    before = upload_folders()
+    before = upload_folders(assistant)
     with srv.client() as c:
         r = c.post(f"/v1/collections/{collection}/documents",
                    files=[("files", (n, f"# {i}\n\ntext {i}\n".encode())) for i, n in enumerate(names)])
@@ -133,7 +135,7 @@ def test_colliding_upload_names_are_422_naming_them(srv, assistant, names):
     e = error(r)
     assert e["field"] == "files" and ("c.md" if "c.md" in names else "same.md") in e["message"]
     assert stored_ids(assistant, collection) == []
-    assert upload_folders() <= before
+    assert upload_folders(assistant) <= before
 
 
 def test_413_states_the_limit_in_bytes(assistant):
@@ -296,13 +298,13 @@ def test_documents_over_the_size_cap_fail_alone(srv, assistant):
 
 # --- 5. temp files ---------------------------------------------------------------------------
 
-def test_a_rejected_upload_leaves_no_temp_folder(srv):
-    before = upload_folders()
+def test_a_rejected_upload_leaves_no_temp_folder(srv, assistant):
+    before = upload_folders(assistant)
     with srv.client() as c:
         r = c.post(f"/v1/collections/{fresh()}/documents",
                    files=[("files", ("a.md", b"# a\n\nb\n")), ("files", ("../../etc/passwd", b"x"))])
     assert r.status_code == 422 and error(r)["field"] == "files"
-    assert upload_folders() <= before
+    assert upload_folders(assistant) <= before
 
 
 def test_an_uploaded_documents_source_is_its_uploaded_name(srv, assistant):
@@ -313,7 +315,7 @@ def test_an_uploaded_documents_source_is_its_uploaded_name(srv, assistant):
         docs = c.get(f"/v1/collections/{collection}/documents").json()["documents"]
         doc = c.get(f"/v1/collections/{collection}/documents/notes/plan.md").json()
     assert [d["source"] for d in docs] == ["notes/plan.md"] and doc["source"] == "notes/plan.md"
-    assert tempfile.gettempdir() not in r.text + str(docs)
+    assert tempfile.gettempdir() not in r.text + str(docs) and "uploads" not in r.text + str(docs)
 
 
 # --- 9. nothing dropped or stored silently ------------------------------------------------------

@@ -240,6 +240,27 @@ def test_state_store_round_trip(store_url, tmp_path):
         s.close()
 
 
+def test_state_store_finds_values_by_fields_newest_first(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    kind = "k_" + tmp_path.name[-20:]  # the PostgreSQL state is shared by the whole run
+    try:
+        state.put(kind, "a", {"tenant": "acme", "status": "done"})
+        state.put(kind, "b", {"tenant": None, "status": "running"})
+        state.put(kind, "c", {"tenant": "acme", "status": "running"})
+        state.put("other", "d", {"tenant": "acme", "status": "running"})
+        assert state.items(kind, {"tenant": "acme"}, 10) == [{"tenant": "acme", "status": "running"},
+                                                            {"tenant": "acme", "status": "done"}]
+        assert state.items(kind, {"tenant": "acme"}, 1) == [{"tenant": "acme", "status": "running"}]
+        assert state.items(kind, {"tenant": None}, 10) == [{"tenant": None, "status": "running"}]
+        assert [v["tenant"] for v in state.items(kind, {"status": "running"}, 10)] == ["acme", None]
+        assert state.items(kind, {"tenant": "acm"}, 10) == []  # exact, not a prefix
+        assert len(state.items(kind, {}, 10)) == 3
+        with pytest.raises(StoreError, match="identifiers"):
+            state.items(kind, {'a"b': 1}, 10)
+    finally:
+        state.close()
+
+
 def test_state_store_kind_follows_the_store_url(store_url, tmp_path):
     state = open_state(store_url, str(tmp_path / "data"))
     try:

@@ -1,5 +1,7 @@
 """Small key-value state the app shares across processes: memo cache entries, answer traces,
-background jobs. Values are JSON-serialisable dicts, grouped by `kind`.
+background jobs. Values are JSON-serialisable dicts, grouped by `kind`; `items` finds the values
+of a kind whose top-level fields equal given values (jobs by tenant or status), most recently
+written first.
 
 With a PostgreSQL store (`pgserver://`, `postgresql://`) the state lives in the same database
 (table `rag_rlm_state`, created by a migration), so several app processes see one state. With
@@ -31,6 +33,8 @@ class StateStore(Protocol):
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None: ...
 
+    def items(self, kind: str, match: dict[str, Any], limit: int) -> list[dict[str, Any]]: ...
+
 
 def open_state(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> StateStore:
     """The state store that goes with a vector store URL (see the module docstring)."""
@@ -47,6 +51,12 @@ def _encode(value: dict[str, Any]) -> str:
         return json.dumps(value, separators=(",", ":"), allow_nan=False)
     except (TypeError, ValueError) as e:
         raise StoreError(f"state value is not JSON-serialisable: {e}") from e
+
+
+def _field(name: str) -> str:
+    if not name.isidentifier():  # it goes into a JSON path
+        raise StoreError(f"state fields are identifiers, got {name!r}")
+    return name
 
 
 class SqliteState:
@@ -76,6 +86,17 @@ class SqliteState:
                 "INSERT INTO rag_rlm_state (kind, key, value, updated_at) VALUES (?, ?, ?, ?) ON CONFLICT (kind, key)"
                 " DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at",
                 (kind, key, data, time.time()))
+
+    def items(self, kind: str, match: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+        # `IS` so that a None in `match` finds JSON null (an open server's jobs have no tenant)
+        where = " AND json_extract(value, ?) IS ?" * len(match)
+        params: list[Any] = [kind]
+        for name, wanted in match.items():
+            params += [f'$."{_field(name)}"', wanted]
+        with self._lock:
+            rows = self._conn.execute(f"SELECT value FROM rag_rlm_state WHERE kind = ?{where}"
+                                      " ORDER BY updated_at DESC LIMIT ?", (*params, limit)).fetchall()
+        return [json.loads(r[0]) for r in rows]
 
     def close(self) -> None:
         with self._lock:
@@ -121,11 +142,23 @@ class PostgresState:
             "INSERT INTO rag_rlm_state (kind, key, value) VALUES (%s, %s, %s) ON CONFLICT (kind, key)"
             " DO UPDATE SET value = excluded.value, updated_at = now()", (kind, key, Jsonb(value)))
 
-    def _run(self, query: str, params: tuple[Any, ...]) -> Any:
+    def items(self, kind: str, match: dict[str, Any], limit: int) -> list[dict[str, Any]]:
+        from psycopg.types.json import Jsonb
+
+        for name in match:
+            _field(name)  # the same names as SQLite takes
+        # containment: {"tenant": null} finds JSON null, as `IS` does in SQLite
+        rows = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND value @> %s"
+                         " ORDER BY updated_at DESC LIMIT %s", (kind, Jsonb(match), limit), many=True)
+        return [r[0] for r in rows]
+
+    def _run(self, query: str, params: tuple[Any, ...], many: bool = False) -> Any:
         try:
             with self._pool.connection() as conn:
                 cur = conn.execute(query, params)
-                return cur.fetchone() if cur.description else None
+                if not cur.description:
+                    return None
+                return cur.fetchall() if many else cur.fetchone()
         except self._psycopg.Error as e:
             from .pgpool import store_error
 

@@ -8,7 +8,10 @@
     GET    /v1/collections/{name}/documents         documents of a collection
     GET    /v1/collections/{name}/documents/{id}    a document's text (citation offsets index into it)
     DELETE /v1/collections/{name}/documents/{id}    delete a document (id may contain '/')
-    GET    /v1/jobs/{id}                            background upload status
+    GET    /v1/jobs                                 the caller's upload jobs, newest first (?limit=, <= 200)
+    GET    /v1/jobs/{id}                            an upload job's state and progress
+    DELETE /v1/jobs/{id}                            cancel an upload job (queued: at once; running: after
+                                                    the document being written, which stays whole)
     GET    /v1/traces/{id}                          call tree of an answer
     GET    /health, /metrics, /schema               health, Prometheus metrics, OpenAPI + docs
 """

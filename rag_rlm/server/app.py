@@ -46,8 +46,8 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
     api = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                  request_max_body_size=settings.max_body_bytes,
                  route_handlers=[ask.ask, chat.chat_completions, chat.models, documents.list_collections,
-                                 documents.get_document, documents.delete_document, documents.get_job,
-                                 ops.get_trace])
+                                 documents.get_document, documents.delete_document, documents.list_jobs,
+                                 documents.get_job, documents.cancel_job, ops.get_trace])
     # same path as the listing (one route: one OPTIONS handler), with the upload cap
     uploads = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                      request_max_body_size=settings.max_upload_bytes,
@@ -59,6 +59,7 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
         middleware=[timing_middleware],
         before_send=[before_send],
         state=_state(ctx),
+        on_startup=[lambda: ctx.jobs.start()],  # marks jobs of a stopped server failed, cleans folders
         on_shutdown=[lambda: ctx.close()],
         openapi_config=_openapi(),
         request_max_body_size=settings.max_body_bytes,

@@ -12,6 +12,7 @@ from litestar import Request
 from ..config import Settings
 from .auth import Caller, authenticate
 from .errors import ApiError
+from .jobs import JobRunner
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
 
@@ -29,6 +30,7 @@ class ServerContext:
     gate: AnswerGate = field(init=False)
     # answers get their own bounded pool: the shared one also serves uploads and listings
     executor: ThreadPoolExecutor = field(init=False)
+    jobs: JobRunner = field(init=False)  # upload jobs: started with the app, closed with it
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -36,8 +38,10 @@ class ServerContext:
         self.auth_failures = RateLimiter(s.auth_failures_per_minute)
         self.gate = AnswerGate(s.max_concurrent_answers, s.max_queued_answers)
         self.executor = ThreadPoolExecutor(s.max_concurrent_answers, thread_name_prefix="answer")
+        self.jobs = JobRunner(self.assistant, s, self.gate)
 
     def close(self) -> None:
+        self.jobs.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.owns_assistant:
             self.assistant.close()

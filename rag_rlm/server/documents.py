@@ -1,18 +1,16 @@
 """Collections, documents and upload jobs.
 
 Uploads go through the same pipeline as the `ingest` CLI (same parsers, same idempotency): the
-files are written to a temporary folder under their uploaded names, so a document's id is its
-filename. Small uploads are ingested inline; large ones in a background thread whose progress
-is kept in the state store, so any app process can answer GET /v1/jobs/{id}.
+files are written to a folder under `{data_dir}/uploads/` by their uploaded names, so a
+document's id is its filename. Uploads up to `background_upload_bytes` are ingested inline
+(holding a slot of the answer gate, as answers do); larger ones become jobs (jobs.py) whose
+state is kept in the state store, so any app process can answer GET /v1/jobs/{id}.
 """
 
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
-import time
-import uuid
 from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
@@ -20,17 +18,16 @@ import anyio
 from litestar import delete, get, post
 from litestar.datastructures import UploadFile
 from litestar.enums import RequestEncodingType
-from litestar.params import Body
+from litestar.params import Body, Parameter
 from litestar.response import Response
 
 from ..ingest.parsers import PARSERS
 from .auth import Caller
 from .context import ServerContext
 from .errors import ApiError
+from .jobs import ingest_folder, public
 
-BACKGROUND_BYTES = 2_000_000  # above this an upload is a job: ingest takes seconds per MB
-
-
+MAX_JOBS_LISTED = 200
 MAX_NAME_BYTES = 255  # a file name on every common filesystem; also a document id's length
 
 
@@ -92,59 +89,40 @@ def _skip_reason(name: PurePosixPath) -> str | None:
     return None
 
 
-async def _save_uploads(files: list[UploadFile]) -> tuple[Path, int, int, list[dict[str, str]]]:
-    """Save the ingestible parts under their names in a temporary folder; the others are
-    returned as failures (path, reason), and an upload with none is refused."""
-    names = _names(files)
+def _ingestible(files: list[UploadFile], names: list[PurePosixPath]) -> tuple[list[UploadFile], list[PurePosixPath],
+                                                                            list[dict[str, str]]]:
+    """The parts to save, and the others as failures (path, reason); 422 when none is left."""
     skipped = [{"path": str(n), "reason": r} for n in names if (r := _skip_reason(n)) is not None]
     if len(skipped) == len(names):
         reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in skipped)
         raise ApiError(422, "unreadable_files", f"no file could be ingested: {reasons}", field="files")
-    folder = Path(tempfile.mkdtemp(prefix="rag_rlm_upload_"))
-    total = 0
+    kept = [(f, n) for f, n in zip(files, names, strict=True) if _skip_reason(n) is None]
+    return [f for f, _ in kept], [n for _, n in kept], skipped
+
+
+def _size(upload: UploadFile) -> int:
+    end = upload.file.seek(0, 2)  # a spooled file: in memory, or a local temp file
+    upload.file.seek(0)
+    return end
+
+
+async def _save_uploads(files: list[UploadFile], names: list[PurePosixPath], folder: Path) -> None:
+    for upload, name in zip(files, names, strict=True):
+        target = folder / name
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_bytes(await upload.read())
+
+
+def _ingest_inline(ctx: ServerContext, folder: Path, collection: str, shown: str,
+                   skipped: list[dict[str, str]]) -> dict[str, Any]:
     try:
-        for upload, name in zip(files, names, strict=True):
-            if _skip_reason(name) is not None:
-                continue
-            target = folder / name
-            target.parent.mkdir(parents=True, exist_ok=True)
-            content = await upload.read()
-            total += len(content)
-            target.write_bytes(content)
-    except BaseException:  # refused or cancelled while saving: leave nothing behind
-        shutil.rmtree(folder, ignore_errors=True)
-        raise
-    return folder, len(files) - len(skipped), total, skipped
-
-
-def _ingest(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
-    # sources are the uploaded names: the temp folder means nothing to the client
-    out = ctx.assistant.ingest_files([folder], collection, relative_sources=True).to_dict()
-    for failure in out.get("failed", []):  # the temp folder means nothing to the client
-        failure["path"] = str(failure.get("path", "")).removeprefix(str(folder)).lstrip("/")
-    return out
-
-
-def _ingest_inline(ctx: ServerContext, folder: Path, collection: str) -> dict[str, Any]:
-    try:
-        return _ingest(ctx, folder, collection)
+        ctx.gate.hold(threading.Event())  # in line with answers: ingest shares their capacity
+        try:
+            return ingest_folder(ctx.assistant, folder, collection, shown, skipped)
+        finally:
+            ctx.gate.release()
     finally:
         shutil.rmtree(folder, ignore_errors=True)
-
-
-def _with_skipped(summary: dict[str, Any], skipped: list[dict[str, str]]) -> dict[str, Any]:
-    return {**summary, "documents_failed": summary.get("documents_failed", 0) + len(skipped),
-            "failed": [*summary.get("failed", []), *skipped]}
-
-
-def _run_job(ctx: ServerContext, job: dict[str, Any], folder: Path, collection: str) -> None:
-    ctx.assistant.save_job({**job, "status": "running"})
-    try:
-        job = {**job, "status": "done", "summary": _with_skipped(_ingest_inline(ctx, folder, collection),
-                                                                   job.get("skipped", []))}
-    except Exception as e:  # recorded for GET /v1/jobs/{id}; the server goes on
-        job = {**job, "status": "failed", "error": f"{type(e).__name__}: {e}"}
-    ctx.assistant.save_job({**job, "finished": time.time()})
 
 
 @post("/collections/{name:str}/documents", status_code=200,
@@ -156,16 +134,24 @@ async def upload_documents(
                                          description="files, any field name (e.g. repeated 'files')")],
 ) -> Response[Any]:
     collection = caller.stored(name)
-    folder, count, total, skipped = await _save_uploads(_files(data))
-    if total > BACKGROUND_BYTES:
-        job = {"id": uuid.uuid4().hex, "status": "queued", "collection": name, "tenant": caller.tenant,
-               "files": count, "bytes": total, "skipped": skipped, "created": time.time()}
-        await anyio.to_thread.run_sync(ctx.assistant.save_job, job)
-        threading.Thread(target=_run_job, args=(ctx, job, folder, collection), daemon=True,
-                         name=f"upload-{job['id'][:8]}").start()
-        return Response({"job_id": job["id"], "status": "queued", "url": f"/v1/jobs/{job['id']}"},
-                        status_code=202)
-    summary = _with_skipped(await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection), skipped)
+    files = _files(data)
+    names = _names(files)  # a bad name refuses the upload before anything is written
+    files, names, skipped = _ingestible(files, names)
+    total = sum(_size(upload) for upload in files)
+    background = total > ctx.settings.background_upload_bytes
+    if background:
+        ctx.jobs.check_room()  # refused before writing megabytes that would have to be removed
+    job_id, folder = ctx.jobs.new_folder()
+    try:
+        await _save_uploads(files, names, folder)
+        if background:
+            job = await anyio.to_thread.run_sync(ctx.jobs.submit, job_id, folder, collection, name,
+                                                 caller.tenant, len(files), total, skipped)
+            return Response({"job_id": job_id, **job}, status_code=202)
+    except BaseException:  # refused, failed or cancelled before the job took the folder: leave nothing
+        shutil.rmtree(folder, ignore_errors=True)
+        raise
+    summary = await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection, name, skipped)
     stored = sum(summary.get(k, 0) for k in ("documents_new", "documents_updated", "documents_unchanged"))
     if summary.get("documents_failed") and not stored:
         reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in summary.get("failed", []))
@@ -173,12 +159,24 @@ async def upload_documents(
     return Response({"collection": name, **summary})
 
 
-@get("/jobs/{job_id:str}", summary="Status of a background upload")
+@get("/jobs", summary="The caller's upload jobs, newest first")
+async def list_jobs(ctx: ServerContext, caller: Caller,
+                    limit: Annotated[int, Parameter(ge=1, le=MAX_JOBS_LISTED)] = 50) -> dict[str, Any]:
+    records = await anyio.to_thread.run_sync(ctx.jobs.list, caller.tenant, limit)
+    return {"jobs": [public(r) for r in records]}
+
+
+@get("/jobs/{job_id:str}", summary="Status and progress of an upload job")
 async def get_job(job_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
-    job = await anyio.to_thread.run_sync(ctx.assistant.job, job_id)
-    if not job or job.get("tenant") != caller.tenant:
-        raise ApiError(404, "not_found", f"no job {job_id!r}", field="job_id")
-    return {k: v for k, v in job.items() if k != "tenant"}
+    return public(await anyio.to_thread.run_sync(ctx.jobs.get, job_id, caller.tenant))
+
+
+@delete("/jobs/{job_id:str}", status_code=200,
+        summary="Cancel an upload job: a queued one at once (200); a running one after the document "
+                "being written (202), keeping the documents already written, each whole")
+async def cancel_job(job_id: str, ctx: ServerContext, caller: Caller) -> Response[Any]:
+    status, body = await anyio.to_thread.run_sync(ctx.jobs.cancel, job_id, caller.tenant)
+    return Response(body, status_code=status)
 
 
 def _collections(ctx: ServerContext, caller: Caller) -> list[dict[str, Any]]:

@@ -2,6 +2,9 @@
 
 The gate lets `max_concurrent_answers` answers run and up to `max_queued_answers` wait; beyond
 that a request is refused at once with 503 + Retry-After instead of piling up threads and memory.
+A running upload job holds one of the same slots (`hold`, from its worker thread), so ingest and
+answers share one capacity; between documents it hands its slot to a waiting answer (`yield_to`)
+and queues behind it, so a long ingest delays an answer by one document, not by the whole job.
 """
 
 from __future__ import annotations
@@ -10,7 +13,8 @@ import asyncio
 import math
 import threading
 import time
-from collections.abc import AsyncIterator
+from collections import deque
+from collections.abc import AsyncIterator, Callable
 from contextlib import asynccontextmanager
 
 from .errors import ApiError
@@ -46,12 +50,74 @@ class RateLimiter:
                            headers={"Retry-After": str(max(1, math.ceil(wait)))})
 
 
+class _Slots:
+    """A first-come-first-served counting semaphore that coroutines (answers, on the server's
+    loop) and threads (upload job workers) both take; a release hands the slot to the first waiter."""
+
+    def __init__(self, n: int):
+        self._free = n
+        self._waiters: deque[Callable[[], None]] = deque()  # each wakes its waiter
+        self._lock = threading.Lock()
+
+    def waiting(self) -> int:
+        return len(self._waiters)
+
+    def _take_or_wait(self, wake: Callable[[], None]) -> bool:
+        with self._lock:
+            if self._free and not self._waiters:
+                self._free -= 1
+                return True
+            self._waiters.append(wake)
+            return False
+
+    def _withdraw(self, wake: Callable[[], None]) -> None:
+        """A waiter gives up: out of the line, or, when the slot was handed over meanwhile, on to the next."""
+        with self._lock:
+            if wake in self._waiters:
+                self._waiters.remove(wake)
+                return
+        self.release()
+
+    async def acquire(self) -> None:
+        loop = asyncio.get_running_loop()
+        granted: asyncio.Future[None] = loop.create_future()
+
+        def wake() -> None:
+            loop.call_soon_threadsafe(lambda: granted.done() or granted.set_result(None))
+
+        if self._take_or_wait(wake):
+            return
+        try:
+            await granted
+        except BaseException:  # cancelled while waiting (client gone, timeout)
+            self._withdraw(wake)
+            raise
+
+    def acquire_blocking(self, stop: threading.Event) -> bool:
+        """Wait for a slot in a thread; False (and no slot) once `stop` is set."""
+        granted = threading.Event()
+        if self._take_or_wait(granted.set):
+            return True
+        while not granted.wait(0.2):
+            if stop.is_set():
+                self._withdraw(granted.set)
+                return False
+        return True
+
+    def release(self) -> None:
+        with self._lock:
+            if self._waiters:
+                self._waiters.popleft()()
+                return
+            self._free += 1
+
+
 class AnswerGate:
     def __init__(self, concurrent: int, queued: int):
         self.concurrent = concurrent
         self.limit = concurrent + queued
-        self.admitted = 0
-        self._sem: asyncio.Semaphore | None = None  # made on first use, inside the server's loop
+        self.admitted = 0  # answers only (upload jobs have their own queue and limit)
+        self._slots = _Slots(concurrent)
         self._avg_seconds = 1.0
 
     def check(self) -> None:
@@ -66,16 +132,32 @@ class AnswerGate:
     @asynccontextmanager
     async def slot(self) -> AsyncIterator[None]:
         self.check()
-        if self._sem is None:
-            self._sem = asyncio.Semaphore(self.concurrent)
         self.admitted += 1
         try:
-            async with self._sem:
+            await self._slots.acquire()
+            try:
                 t0 = time.perf_counter()
                 yield
                 self._avg_seconds = 0.8 * self._avg_seconds + 0.2 * (time.perf_counter() - t0)
+            finally:
+                self._slots.release()
         finally:
             self.admitted -= 1
+
+    def hold(self, stop: threading.Event) -> bool:
+        """Take a slot from a worker thread, waiting in line with answers; False once `stop` is set."""
+        return self._slots.acquire_blocking(stop)
+
+    def release(self) -> None:
+        self._slots.release()
+
+    def yield_to(self, stop: threading.Event) -> bool:
+        """A held slot goes to the first waiting answer, if any, and is taken back in turn after
+        it; False (and no slot held) when `stop` is set meanwhile."""
+        if not self._slots.waiting():
+            return True
+        self._slots.release()
+        return self._slots.acquire_blocking(stop)
 
 
 def check_question(question: str, max_chars: int, field: str = "question") -> str:

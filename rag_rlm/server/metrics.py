@@ -24,6 +24,7 @@ _HELP = {
     "rag_rlm_cache_hits_total": ("counter", "Memo cache hits while answering."),
     "rag_rlm_errors_total": ("counter", "Error responses by error type."),
     "rag_rlm_answers_in_flight": ("gauge", "Answers running or queued right now."),
+    "rag_rlm_upload_jobs": ("gauge", "Upload jobs of this process right now, by status (queued, running)."),
 }
 
 

@@ -51,6 +51,8 @@ async def health(ctx: ServerContext) -> Response[dict[str, Any]]:
 @get("/metrics", media_type="text/plain; version=0.0.4", summary="Prometheus metrics")
 async def metrics(ctx: ServerContext) -> str:
     ctx.metrics.set("rag_rlm_answers_in_flight", ctx.gate.admitted)
+    for status, count in ctx.jobs.active().items():
+        ctx.metrics.set("rag_rlm_upload_jobs", count, status=status)
     return ctx.metrics.render()
 
 

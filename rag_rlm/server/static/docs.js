@@ -123,13 +123,26 @@ export class DocumentsView {
     this.ctx.collectionsChanged();
   }
 
+  // Polls the job: its state and documents done, with a Cancel button (DELETE /v1/jobs/{id}).
   async followJob(job, what) {
     const url = job.url || `/v1/jobs/${enc(job.job_id)}`;
+    const cancel = h("button", { type: "button", class: "danger", "aria-label": `Cancel the upload of ${what}` },
+      "Cancel");
+    cancel.addEventListener("click", async () => {
+      cancel.disabled = true;
+      try { await api(url, { method: "DELETE" }); } catch (e) { this.showError(e); }
+    });
     for (;;) {
       const state = await api(url);
       if (state.status === "done") return state.summary;
       if (state.status === "failed") throw { type: "job_failed", message: state.error || "the upload job failed" };
-      this.status(`Ingesting ${what}: job ${state.status}…`);
+      if (state.status === "cancelled") {
+        throw { type: "job_cancelled", message: "the upload was cancelled; documents written before it stopped are kept, each whole" };
+      }
+      const p = state.progress || {};
+      const count = p.documents_total ? `, ${p.documents_done || 0} of ${p.documents_total} documents` : "";
+      if (state.cancel_requested) cancel.disabled = true;
+      this.status(`Ingesting ${what}: job ${state.status}${count}… `, cancel);
       await new Promise((r) => setTimeout(r, 1000));
     }
   }
