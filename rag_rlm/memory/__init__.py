@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from ..errors import ConfigError
-from .base import Catalog, SentenceMemory, Store, VectorStore
+from .base import Catalog, DocumentPart, SentenceMemory, Store, VectorStore
 
-__all__ = ["Catalog", "SentenceMemory", "Store", "VectorStore", "open_store", "SCHEMES"]
+__all__ = ["Catalog", "DocumentPart", "SentenceMemory", "Store", "VectorStore", "open_store", "SCHEMES"]
 
 
 def _open_pgserver(url: str) -> Store:
