@@ -167,6 +167,7 @@ def _file_items(
         except ParseError as e:
             yield _Item(error=e)
             continue
+        del data  # the raw bytes need not stay while a large file's text is ingested
         if not parsed.errors:  # a JSONL file with bad lines: their ids are unknown, prune nothing
             parsed_ok.add(path)
         yield from (_Item(error=e) for e in parsed.errors)
