@@ -325,3 +325,103 @@ def test_an_interrupted_cli_run_leaves_no_partial_document_and_the_next_run_fini
         assert len(assert_consistent(store, embedder, collection)) == N_BIG
     finally:
         store.close()
+
+
+class RecordingEmbedder:
+    """The real embedder, recording how many texts each encode call got."""
+
+    def __init__(self, embedder):
+        self.inner, self.calls = embedder, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def embed(self, texts):
+        self.calls.append(len(texts))
+        return self.inner.embed(texts)
+
+    def embed_with_tokens(self, texts):
+        self.calls.append(len(texts))
+        return self.inner.embed_with_tokens(texts)
+
+
+class RecordingStore:
+    """The real store, recording how many parts each document was written in."""
+
+    def __init__(self, store):
+        self.inner, self.parts = store, []
+
+    def __getattr__(self, name):
+        return getattr(self.inner, name)
+
+    def write_parts(self, collection, document, parts):
+        def counted():
+            for part in parts:
+                self.parts[-1] += 1
+                yield part
+
+        self.parts.append(0)
+        return self.inner.write_parts(collection, document, counted())
+
+
+def test_a_large_document_is_ingested_in_parts_with_bounded_embed_calls(
+        tmp_path, monkeypatch, store, embedder, settings, collection):
+    """Issue 9: a document many segments long is chunked, embedded and written part by part;
+    what is stored is the whole document, in order, with its sentences."""
+    from dataclasses import replace
+
+    from rag_rlm.ingest import segments
+    from rag_rlm.ingest.pipeline import EMBED_GROUP
+    from rag_rlm.ingest.sentences import split_sentences
+
+    monkeypatch.setattr(segments, "SEGMENT_CHARS", 600)
+    sections = [f"# Project {i}\n\nThe code name of project {i} is {name}. It ships in {2000 + i}.\n\n"
+                f"Its team meets on floor {i % 7}. The budget review is in month {i % 12 + 1}."
+                for i, name in enumerate(["Heron", "Osprey", "Kestrel", "Falcon", "Merlin", "Harrier", "Condor",
+                                          "Kite", "Buzzard", "Eagle", "Hobby", "Shrike"] * 3)]
+    text = "\n\n".join(sections) + "\n"
+    write(tmp_path / "big.md", text)
+    settings = replace(settings, batch_size=4, chunk_tokens=48, chunk_overlap=8)
+    recorder, recording_store = RecordingEmbedder(embedder), RecordingStore(store)
+    progress: list[int] = []
+    summary = ingest_paths([tmp_path / "big.md"], collection=collection, store=recording_store, embedder=recorder,
+                           settings=settings, progress=lambda done, total, chunks: progress.append(chunks))
+    assert summary.documents_new == 1 and summary.documents_failed == 0
+    assert recording_store.parts[0] > 5  # written in parts ...
+    biggest_part = 600 // 20  # a 48-token chunk holds more than 20 characters
+    assert max(recorder.calls) <= settings.batch_size * EMBED_GROUP + biggest_part  # ... and embedded in bounded calls
+    assert progress == sorted(progress) and len(set(progress)) > 3  # the bar moves part by part
+
+    chunks = sorted(stored_chunks(store, embedder, collection, "big.md"), key=lambda s: s.chunk_index)
+    assert [c.chunk_index for c in chunks] == list(range(summary.chunks_written))
+    assert all(text[c.start:c.end] == c.text for c in chunks)
+    assert all(a.start < b.start and a.end <= b.end for a, b in zip(chunks, chunks[1:], strict=False))
+    covered = set().union(*(range(c.start, c.end) for c in chunks))
+    assert all(i in covered for i, ch in enumerate(text) if not ch.isspace())  # every word is stored
+    assert store.document_text(collection, "big.md") == text.rstrip()
+
+    from test_store_contract import span_of
+
+    sentences, vectors = store.sentences(collection, [span_of("big.md", 0, len(text))])
+    assert sentences == split_sentences(text, "big.md")  # the same as from the whole text
+    assert sentences[-1].heading == "Project 35" and vectors.shape == (len(sentences), embedder.dimension)
+    assert "Condor" in top(store, embedder, collection, "What is the code name of project 6?").text
+
+
+def test_a_stop_request_inside_a_large_document_keeps_its_old_version(
+        tmp_path, monkeypatch, store, embedder, settings, collection):
+    from rag_rlm.ingest import segments
+
+    monkeypatch.setattr(segments, "SEGMENT_CHARS", 300)
+    old = "\n\n".join(f"Old paragraph {i} tells the old story." for i in range(40))
+    write(tmp_path / "big.txt", old)
+    assert run([tmp_path / "big.txt"], store, embedder, settings, collection).documents_new == 1
+    write(tmp_path / "big.txt", old.replace("old", "new"))
+    stop = threading.Event()
+    summary = ingest_paths([tmp_path / "big.txt"], collection=collection, store=store, embedder=embedder,
+                           settings=settings, stop=stop, progress=lambda *_: stop.set())  # after its first part
+    assert summary.interrupted and summary.documents_updated == 0
+    assert store.document_text(collection, "big.txt") == old
+    assert_consistent(store, embedder, collection)
+    assert run([tmp_path / "big.txt"], store, embedder, settings, collection).documents_updated == 1
+    assert store.document_text(collection, "big.txt") == old.replace("old", "new")

@@ -225,3 +225,43 @@ def test_pooled_sentence_vectors_come_from_the_chunk_pass(embedder):
     own = embedder.embed([s.text for s in sentences])
     assert list(np.argmax(pooled @ own.T, axis=1)) == [0, 1, 2, 3]
     assert context_text("Guide", sentences[0]) == "Guide: " + sentences[0].text
+
+
+MIXED = ("# Guide\n\nIntro sentence one. Intro sentence two.\n\n## Code\n\n```\nnot. A sentence.\n\n"
+         "Still code. Here.\n```\n\nAfter the fence. Really.\n\n| Item | Cap |\n|---|---|\n| Taxi | 40 EUR |\n\n"
+         "### Deep\n\n- First item here. Second part.\n- Another item here.\n\n# Top again\n\nLast words here.")
+
+
+def test_a_document_split_in_pieces_at_blank_lines_gives_the_sentences_of_the_whole():
+    """What ingest does with a large document's segments (each ends after a blank line): headings,
+    a fence left open (with a blank line inside it) and the numbering carry over."""
+    import re
+
+    from rag_rlm.ingest.sentences import SentenceSplitter
+
+    whole = split_sentences(MIXED, "d")
+    cuts = [m.end() for m in re.finditer(r"\n\n", MIXED)]
+    assert len(cuts) > 8
+    for cut in cuts:
+        splitter = SentenceSplitter("d")
+        assert splitter.split(MIXED[:cut], 0) + splitter.split(MIXED[cut:], cut) == whole, cut
+    splitter = SentenceSplitter("d")
+    bounds = [0, *cuts, len(MIXED)]
+    assert [s for a, b in zip(bounds, bounds[1:], strict=False) for s in splitter.split(MIXED[a:b], a)] == whole
+
+
+def test_segments_end_after_blank_lines_and_cover_the_text():
+    from rag_rlm.ingest.segments import segments
+
+    text = "".join(f"Paragraph {i} has some words in it.\nA second line.\n\n" for i in range(200))
+    assert list(segments(text, len(text))) == [(0, len(text))]  # a small document is one segment
+    bounds = list(segments(text, 1000))
+    assert bounds[0][0] == 0 and bounds[-1][1] == len(text)
+    assert all(a == prev_b for (_, prev_b), (a, _) in zip(bounds, bounds[1:], strict=False))
+    assert all(0 < b - a <= 1000 for a, b in bounds)
+    assert all(text[b - 2:b] == "\n\n" for _, b in bounds)
+    lines = "word " * 300 + "\n" + "word " * 300  # no blank line: after the line break
+    assert [b for _, b in segments(lines, 1600)][0] == lines.index("\n") + 1
+    blob = "x" * 2500  # nothing to cut at: hard cuts
+    assert list(segments(blob, 1000)) == [(0, 1000), (1000, 2000), (2000, 2500)]
+    assert list(segments("", 10)) == []

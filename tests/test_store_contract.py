@@ -404,3 +404,112 @@ def test_pgvector_collection_from_before_sentence_memory(pg_url, collection, emb
         assert store.sentences(collection, [span_of("policy", 0, 10_000)])[0] == sentences
     finally:
         store.close()
+
+
+# -- a document written in parts (write_parts) ------------------------------------------------
+
+LONG_TEXT = "\n\n".join(f"## Part {i}\n\nSection {i} says the code word is word{i}. It has a second sentence."
+                        for i in range(6))
+
+
+def parts_of(embedder, doc_id: str, text: str, per_part: int):
+    """The document's paragraphs as chunks (one each) with their sentences, `per_part` chunks a
+    part, indices continuing across parts."""
+    from rag_rlm.ingest.sentences import split_sentences
+    from rag_rlm.memory import DocumentPart
+
+    doc = Document(id=doc_id, title="Long", source=f"/docs/{doc_id}.md", text=text,
+                   content_hash=hashlib.sha256(text.encode()).hexdigest())
+    chunks, pos = [], 0
+    for i, block in enumerate(text.split("\n\n")):
+        start = text.index(block, pos)
+        chunks.append(Chunk(doc_id, i, block, start, start + len(block)))
+        pos = start + len(block)
+    sentences = split_sentences(text, doc_id)
+    parts = []
+    for i in range(0, len(chunks), per_part):
+        mine = chunks[i:i + per_part]
+        said = [s for s in sentences if mine[0].start <= s.start < mine[-1].end]
+        parts.append(DocumentPart(mine, embedder.embed([c.text for c in mine]), said,
+                                  embedder.embed([s.text for s in said])))
+    return doc, parts
+
+
+def stored(store: Store, collection: str, embedder, doc_id: str) -> tuple[list[int], list[str]]:
+    """The chunk indices and sentence texts a reader sees of the document."""
+    spans = store.search(collection, embedder.embed(["code word"])[0], 100, where={"document_id": doc_id})
+    sentences, _ = store.sentences(collection, [span_of(doc_id, 0, 100_000)])
+    return sorted(s.chunk_index for s in spans), [s.text for s in sentences]
+
+
+def test_write_parts_stores_every_part(store, collection, embedder):
+    doc, parts = parts_of(embedder, "long", LONG_TEXT, per_part=2)
+    handed: list[int] = []
+
+    def lazily():  # the store takes the parts one at a time, as ingest makes them
+        for i, part in enumerate(parts):
+            handed.append(i)
+            yield part
+
+    store.write_parts(collection, doc, lazily())
+    assert handed == [0, 1, 2, 3, 4, 5][:len(parts)] and len(parts) == 6
+    chunks, sentences = stored(store, collection, embedder, "long")
+    assert chunks == list(range(12))
+    assert len(sentences) == 18 and sentences[1] == "Section 0 says the code word is word0."
+    assert store.documents(collection)["long"].chunk_count == 12
+    assert store.collection_info(collection).chunks == 12
+    assert store.document_text(collection, "long") == LONG_TEXT
+    top_span = store.search(collection, embedder.embed(["Which section says word4?"])[0], 1)[0]
+    assert top_span.text.startswith("Section 4")
+
+
+def test_write_parts_replacing_with_fewer_leaves_nothing_stale(store, collection, embedder):
+    doc, parts = parts_of(embedder, "long", LONG_TEXT, per_part=2)
+    store.write_parts(collection, doc, parts)
+    short = LONG_TEXT[:LONG_TEXT.index("## Part 2") - 2]
+    doc2, parts2 = parts_of(embedder, "long", short, per_part=1)
+    store.write_parts(collection, doc2, iter(parts2))
+    chunks, sentences = stored(store, collection, embedder, "long")
+    assert chunks == [0, 1, 2, 3] and len(sentences) == 6
+    assert store.collection_info(collection).chunks == 4
+    assert store.documents(collection)["long"].content_hash == doc2.content_hash
+    assert store.document_text(collection, "long") == short
+    store.write_document(collection, doc2, [Chunk("long", 0, "## Part 0", 0, 9)], embedder.embed(["## Part 0"]))
+    assert stored(store, collection, embedder, "long") == ([0], [])  # one part, no sentences: none left
+
+
+def test_write_parts_failing_midway_keeps_the_old_version(store, collection, embedder):
+    doc, parts = parts_of(embedder, "long", LONG_TEXT, per_part=2)
+    store.write_parts(collection, doc, parts)
+    before = stored(store, collection, embedder, "long"), store.documents(collection), store.collection_info(collection)
+    other = LONG_TEXT.replace("code word", "pass phrase")
+    doc2, parts2 = parts_of(embedder, "long", other, per_part=2)
+
+    def failing():
+        yield parts2[0]
+        yield parts2[1]
+        raise KeyboardInterrupt  # what an interrupted ingest raises through the write
+
+    with pytest.raises(KeyboardInterrupt):
+        store.write_parts(collection, doc2, failing())
+    assert (stored(store, collection, embedder, "long"), store.documents(collection),
+            store.collection_info(collection)) == before
+    assert store.document_text(collection, "long") == LONG_TEXT
+    # the next run redoes it, and nothing of the failed write is left over
+    store.write_parts(collection, doc2, parts2)
+    assert stored(store, collection, embedder, "long")[0] == list(range(12))
+    assert store.document_text(collection, "long") == other
+    assert store.collection_info(collection).chunks == 12
+
+
+def test_write_parts_checks_each_part(store, collection, embedder):
+    doc, parts = parts_of(embedder, "long", LONG_TEXT, per_part=3)
+    bad = [parts[0], type(parts[1])(parts[1].chunks, np.ones((3, 8), np.float32))]
+    with pytest.raises(StoreError, match="dimensional"):
+        store.write_parts(collection, doc, bad)
+    with pytest.raises(StoreError, match="no parts"):
+        store.write_parts(collection, doc, [])
+    try:  # nothing of either attempt is stored (Qdrant may have made the empty collection)
+        assert store.documents(collection) == {} and store.collection_info(collection).chunks == 0
+    except UnknownCollection:
+        pass

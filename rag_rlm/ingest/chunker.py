@@ -46,8 +46,11 @@ def token_limit(embedder: Tokenizing, chunk_tokens: int) -> int:
 
 
 def chunk_text(
-    document_id: str, text: str, embedder: Tokenizing, *, chunk_tokens: int, overlap: int
+    document_id: str, text: str, embedder: Tokenizing, *, chunk_tokens: int, overlap: int,
+    base: int = 0, first_index: int = 0,
 ) -> list[Chunk]:
+    """The chunks of `text`; for one segment of a larger document, `base` is where it starts
+    in the document (chunk offsets are the document's) and `first_index` the next chunk index."""
     offsets = embedder.token_offsets(text)
     offsets = [o for o in offsets if o[1] > o[0]]  # zero-width tokens carry no text to cite
     if not offsets:
@@ -58,8 +61,8 @@ def chunk_text(
     ranges = _pack(units, offsets, limit, overlap)
     return [
         Chunk(document_id=document_id, index=i, text=text[offsets[a][0]:offsets[b - 1][1]],
-              start=offsets[a][0], end=offsets[b - 1][1])
-        for i, (a, b) in enumerate(ranges)
+              start=base + offsets[a][0], end=base + offsets[b - 1][1])
+        for i, (a, b) in enumerate(ranges, start=first_index)
     ]
 
 

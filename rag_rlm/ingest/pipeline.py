@@ -1,10 +1,12 @@
 """The ingest flow, shared by the CLI and the HTTP upload endpoint.
 
-    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse -> chunk, split sentences
-      -> embed chunks and sentences in batches across documents (a background thread keeps
-         the model busy)
-      -> store.write_document per document: chunks, sentences (sentence memory), and its
-         record with the hash last
+    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse
+      -> parts: a document's text in bounded segments, each chunked and sentence-split
+         (parts.py, segments.py; a small document is one part)
+      -> embed chunks and sentences in batches across documents and parts (a background
+         thread keeps the model busy)
+      -> store.write_parts per document, its parts consumed as they arrive: chunks, sentences
+         (sentence memory), and its record with the hash last
 
 Sentence vectors are, by default, the mean of the chunk pass's token vectors over each sentence
 (settings.sentence_vectors = "pool"): the same forward pass makes chunk and sentence vectors, so
@@ -14,8 +16,10 @@ points, MRR +2 to +5) for ~2.3x the encode work (bench_ingest.py: a quarter of t
 
 The embedder is the bottleneck, so it runs in its own thread on batches of chunks from
 several documents while this thread parses, chunks and writes. Only this thread touches the
-store. A failed file is recorded and the run goes on; a stop request (Ctrl-C) ends the run
-after the document being written, and whatever was not written is redone by the next run.
+store. Memory holds a few batches, never a whole large document's chunks or vectors (issue 9:
+bench/bench_ingest_memory.py). A failed file is recorded and the run goes on; a stop request
+(Ctrl-C) ends the run after the document being written, or inside a large one between two parts
+(the store keeps its old version); whatever was not written is redone by the next run.
 """
 
 from __future__ import annotations
@@ -23,26 +27,21 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections import deque
 from collections.abc import Callable, Iterable, Iterator
-from concurrent.futures import Future, ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-import numpy as np
-
 from rag_rlm.config import Settings
 from rag_rlm.embed import Embedder
 from rag_rlm.errors import StoreError, UnknownCollection
-from rag_rlm.memory.base import Store
-from rag_rlm.types import Chunk, Document, DocumentRecord, Sentence
+from rag_rlm.memory.base import DocumentPart, Store
+from rag_rlm.types import Document, DocumentRecord
 
-from .chunker import chunk_text
 from .discover import SourceFile, discover
 from .parsers import PARSERS, ParseError, parse_file, sha256
-from .sentences import split_sentences
-from .sentvec import pool_sentences
+from .parts import Part, ahead, batches, document_parts, submit
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
 # Chunks go to the embedder EMBED_GROUP batches at a time: sentence-transformers sorts each call's
@@ -168,6 +167,7 @@ def _file_items(
         except ParseError as e:
             yield _Item(error=e)
             continue
+        del data  # the raw bytes need not stay while a large file's text is ingested
         if not parsed.errors:  # a JSONL file with bad lines: their ids are unknown, prune nothing
             parsed_ok.add(path)
         yield from (_Item(error=e) for e in parsed.errors)
@@ -183,17 +183,12 @@ def _file_items(
             yield _Item(doc, unchanged=record is not None and record.content_hash == doc.content_hash)
 
 
-@dataclass
-class _Pending:
-    document: Document
-    chunks: list[Chunk]
-    sentences: list[Sentence]
+_Step = _Item | Part  # what flows from the files to the writer, in order
 
 
-@dataclass
-class _Batch:
-    documents: list[_Pending]
-    vectors: Future[np.ndarray]  # the chunks' rows, then the sentences', document by document
+class _Interrupted(Exception):
+    """A stop request in the middle of a document: raised through the store's write, which
+    then keeps the document's old version."""
 
 
 def _run(
@@ -209,109 +204,99 @@ def _run(
 ) -> IngestSummary:
     summary = IngestSummary()
     started = time.perf_counter()
-    report = _progress(progress, total)
-    done = 0
-    pending: list[_Pending] = []
-    pending_chunks = 0
-    in_flight: deque[_Batch] = deque()
-    stop = stop or threading.Event()
-
-    def tick(n: int = 1) -> None:
-        nonlocal done
-        done += n
-        report(done, total, summary.chunks_written)
-
-    def write(batch: _Batch) -> None:
-        vectors = batch.vectors.result()
-        row = 0
-        for p in batch.documents:
-            if stop.is_set():
-                summary.interrupted = True
-                return
-            n, m = len(p.chunks), len(p.sentences)
-            _write_one(store, collection, p, vectors[row:row + n], vectors[row + n:row + n + m], known, summary)
-            row += n + m
-            tick()
-
+    writer = _Writer(store, collection, known, summary, _progress(progress, total), total, stop or threading.Event())
     with ThreadPoolExecutor(max_workers=1, thread_name_prefix="embed") as pool:
-        def submit() -> None:
-            nonlocal pending, pending_chunks
-            in_flight.append(_Batch(pending, pool.submit(_embed, embedder, pending, settings.sentence_vectors)))
-            pending, pending_chunks = [], 0
-            while len(in_flight) > IN_FLIGHT and not summary.interrupted:
-                write(in_flight.popleft())
-
+        groups = batches(_steps(items, embedder, settings), settings.batch_size * EMBED_GROUP)
+        embedded = ahead((submit(pool, embedder, b, settings.sentence_vectors) for b in groups), IN_FLIGHT)
         try:
-            for item in items:
-                if stop.is_set() or summary.interrupted:
-                    summary.interrupted = True
-                    break
-                if item.error is not None:
-                    summary.fail(item.error.path, item.error.reason)
-                    tick()
-                elif item.unchanged:
-                    summary.documents_unchanged += 1
-                    tick()
-                else:
-                    assert item.document is not None
-                    chunks = _chunks(item.document, embedder, settings)
-                    if not chunks:
-                        summary.fail(item.document.source, "empty: no text")
-                        tick()
-                        continue
-                    pending.append(_Pending(item.document, chunks, split_sentences(item.document.text,
-                                                                                   item.document.id)))
-                    pending_chunks += len(chunks)
-                    if pending_chunks >= settings.batch_size * EMBED_GROUP:
-                        submit()
-            if pending and not summary.interrupted:
-                submit()
-            while in_flight and not summary.interrupted:
-                write(in_flight.popleft())
+            writer.run(step for batch in embedded for step in batch)
         finally:
-            for batch in in_flight:  # interrupted: drop what is queued, let the running encode end
-                batch.vectors.cancel()
+            embedded.close()  # interrupted: drop what is queued, let the running encode end
             summary.seconds = round(time.perf_counter() - started, 3)
             summary.chunks_per_second = round(summary.chunks_written / summary.seconds, 1) if summary.seconds else 0.0
-            report.close()
+            writer.report.close()
     return summary
 
 
-def _embed(embedder: Embedder, pending: list[_Pending], how: str) -> np.ndarray:
-    """The vectors of a batch: each document's chunks, then its sentences (on the embed thread)."""
-    with_tokens = getattr(embedder, "embed_with_tokens", None)
-    if how != "pool" or with_tokens is None:
-        return embedder.embed([t for p in pending for t in [*(c.text for c in p.chunks),
-                                                             *(s.text for s in p.sentences)]])
-    vectors, tokens = with_tokens([c.text for p in pending for c in p.chunks])
-    parts, row = [], 0
-    for p in pending:
-        n = len(p.chunks)
-        parts += [vectors[row:row + n], pool_sentences(p.chunks, tokens[row:row + n], p.sentences)]
-        row += n
-    return np.concatenate(parts).astype(np.float32, copy=False)
+def _steps(items: Iterable[_Item], embedder: Embedder, settings: Settings) -> Iterator[_Step]:
+    """Files and records as they come, each document turned into its parts (on this thread,
+    while the embed thread encodes the batches before)."""
+    for item in items:
+        if item.document is None or item.unchanged:
+            yield item
+            continue
+        empty = True
+        for part in document_parts(item.document, embedder, settings):
+            empty = False
+            yield part
+        if empty:
+            yield _Item(error=ParseError(item.document.source, "empty: no text"))
 
 
-def _chunks(document: Document, embedder: Embedder, settings: Settings) -> list[Chunk]:
-    return chunk_text(document.id, document.text, embedder,
-                      chunk_tokens=settings.chunk_tokens, overlap=settings.chunk_overlap)
+class _Writer:
+    """The one user of the store: counts what was skipped or failed, and writes each document
+    from its parts as they arrive embedded."""
 
+    def __init__(self, store: Store, collection: str, known: dict[str, DocumentRecord], summary: IngestSummary,
+                 report: _Bar, total: int | None, stop: threading.Event):
+        self.store, self.collection, self.known, self.summary = store, collection, known, summary
+        self.report, self.total, self.stop = report, total, stop
+        self.done = 0  # documents (and failures) counted
+        self.writing = 0  # chunks of the document being written so far
 
-def _write_one(
-    store: Store, collection: str, p: _Pending, vectors: np.ndarray, sentence_vectors: np.ndarray,
-    known: dict[str, DocumentRecord], summary: IngestSummary,
-) -> None:
-    doc, chunks = p.document, p.chunks
-    try:
-        store.write_document(collection, doc, chunks, vectors, p.sentences, sentence_vectors)
-    except StoreError as e:  # this document is not stored; the store kept what it had
-        summary.fail(doc.source if doc.source else doc.id, f"store: {e}")
-        return
-    if doc.id in known:
-        summary.documents_updated += 1
-    else:
-        summary.documents_new += 1
-    summary.chunks_written += len(chunks)
+    def run(self, steps: Iterator[_Step]) -> None:
+        for step in steps:
+            if self.stop.is_set():
+                self.summary.interrupted = True
+                return
+            if isinstance(step, Part):
+                if not self._document(step, steps):
+                    self.summary.interrupted = True
+                    return
+            elif step.error is not None:
+                self.summary.fail(step.error.path, step.error.reason)
+            else:
+                self.summary.documents_unchanged += 1
+            self.done += 1
+            self.report(self.done, self.total, self.summary.chunks_written)
+
+    def _document(self, first: Part, steps: Iterator[_Step]) -> bool:
+        """Write the document that `first` begins; False when a stop request cut it short."""
+        doc, parts = first.document, self._parts(first, steps)
+        try:
+            self.store.write_parts(self.collection, doc, parts)
+        except _Interrupted:
+            return False
+        except StoreError as e:  # this document is not stored; the store kept what it had
+            self.summary.fail(doc.source if doc.source else doc.id, f"store: {e}")
+            try:
+                for _ in parts:  # its parts still queued are passed over
+                    pass
+            except _Interrupted:
+                return False
+            return True
+        if doc.id in self.known:
+            self.summary.documents_updated += 1
+        else:
+            self.summary.documents_new += 1
+        self.summary.chunks_written += self.writing
+        return True
+
+    def _parts(self, first: Part, steps: Iterator[_Step]) -> Iterator[DocumentPart]:
+        """The document's parts for the store, pulled from the stream as the store asks."""
+        part, self.writing = first, 0
+        while True:
+            yield DocumentPart(part.chunks, part.vectors, part.sentences, part.sentence_vectors)
+            self.writing += len(part.chunks)
+            if part.last:
+                return
+            # a large document moves the bar part by part, and a stop request need not wait for it
+            self.report(self.done, self.total, self.summary.chunks_written + self.writing)
+            if self.stop.is_set():
+                raise _Interrupted
+            step = next(steps)
+            assert isinstance(step, Part) and step.document is first.document, "a document's parts are consecutive"
+            part = step
 
 
 def _prune(

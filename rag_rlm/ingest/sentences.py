@@ -68,42 +68,60 @@ def split_sentences(text: str, document_id: str = "", base: int = 0) -> list[Sen
     """The sentences of `text` in order; offsets are `base` + positions in `text` (pass a chunk's
     start to split a chunk). Headings, list items and table rows come with their `kind`; every
     sentence carries the innermost heading above it."""
-    out: list[Sentence] = []
-    headings: list[tuple[int, str]] = []  # the open sections: (level, text)
-    for block in _blocks(text):
-        if block.kind == "row":
-            assert block.cells is not None
-            a, b = block.parts[0]
-            _add(out, document_id, "; ".join(block.cells), base + a, base + b, headings, "row")
-            continue
-        joined, starts, origins = _join(text, block.parts)
-        if block.kind == "heading":
-            title = _render(joined)
-            while headings and headings[-1][0] >= block.level:
-                headings.pop()
-            s, e = _trim(joined, 0, len(joined))
-            if e > s:
-                _add(out, document_id, title, base + _map(starts, origins, s),
-                     base + _map(starts, origins, e - 1) + 1, headings, "heading")
-            headings.append((block.level, title))
-            continue
-        for s, e in _cut(joined):
-            _add(out, document_id, _render(joined[s:e]), base + _map(starts, origins, s),
-                 base + _map(starts, origins, e - 1) + 1, headings, block.kind)
-    return out
+    return SentenceSplitter(document_id).split(text, base)
 
 
-def _add(out: list[Sentence], document_id: str, rendered: str, start: int, end: int,
-         headings: list[tuple[int, str]], kind: str) -> None:
-    if len(_ALNUM.findall(rendered, 0, 64)) < 3 and len(_ALNUM.findall(rendered)) < 3:
-        return  # "1.", "--", a lone emoji: nothing a reader would quote
-    out.append(Sentence(document_id=document_id, index=len(out), text=rendered, start=start, end=end,
-                        heading=headings[-1][1] if headings else "", kind=kind))
+class SentenceSplitter:
+    """The sentences of one document fed in consecutive pieces (a large document's segments,
+    each cut after a blank line): the open sections, a code fence left open and the numbering
+    carry from one piece to the next, so the sentences are those of the whole text."""
+
+    def __init__(self, document_id: str = ""):
+        self.document_id = document_id
+        self.headings: list[tuple[int, str]] = []  # the open sections: (level, text)
+        self.fence = ""
+        self.count = 0  # sentences so far: the next one's index
+
+    def split(self, text: str, base: int = 0) -> list[Sentence]:
+        """The sentences of the next piece, `text`, which starts at offset `base`."""
+        out: list[Sentence] = []
+        headings = self.headings
+        blocks, self.fence = _blocks(text, self.fence)
+        for block in blocks:
+            if block.kind == "row":
+                assert block.cells is not None
+                a, b = block.parts[0]
+                self._add(out, "; ".join(block.cells), base + a, base + b, "row")
+                continue
+            joined, starts, origins = _join(text, block.parts)
+            if block.kind == "heading":
+                title = _render(joined)
+                while headings and headings[-1][0] >= block.level:
+                    headings.pop()
+                s, e = _trim(joined, 0, len(joined))
+                if e > s:
+                    self._add(out, title, base + _map(starts, origins, s), base + _map(starts, origins, e - 1) + 1,
+                              "heading")
+                headings.append((block.level, title))
+                continue
+            for s, e in _cut(joined):
+                self._add(out, _render(joined[s:e]), base + _map(starts, origins, s),
+                          base + _map(starts, origins, e - 1) + 1, block.kind)
+        self.count += len(out)
+        return out
+
+    def _add(self, out: list[Sentence], rendered: str, start: int, end: int, kind: str) -> None:
+        if len(_ALNUM.findall(rendered, 0, 64)) < 3 and len(_ALNUM.findall(rendered)) < 3:
+            return  # "1.", "--", a lone emoji: nothing a reader would quote
+        out.append(Sentence(document_id=self.document_id, index=self.count + len(out), text=rendered, start=start,
+                            end=end, heading=self.headings[-1][1] if self.headings else "", kind=kind))
 
 
 # --- blocks ---------------------------------------------------------------------------------
 
-def _blocks(text: str) -> list[_Block]:
+def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
+    """The blocks of `text`, and the fence still open at its end (`fence`: the one open at its
+    start)."""
     lines = []  # (start, end) of each line, without its "\n"
     pos = 0
     for line in text.split("\n"):
@@ -111,7 +129,6 @@ def _blocks(text: str) -> list[_Block]:
         pos += len(line) + 1
     blocks: list[_Block] = []
     current: _Block | None = None  # the paragraph or item that a next line may continue
-    fence = ""
     header: list[str] | None = None  # the header cells of the table being read
     in_table = False
     for i, (a, b) in enumerate(lines):
@@ -174,7 +191,7 @@ def _blocks(text: str) -> list[_Block]:
             current = _Block("text", quote=m is not None)
             blocks.append(current)
         current.parts.append((start, b))
-    return blocks
+    return blocks, fence
 
 
 def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Block | None) -> bool:

@@ -12,9 +12,9 @@ from collections.abc import Callable
 
 from ..config import DEFAULT_STORE_TIMEOUT
 from ..errors import ConfigError
-from .base import Catalog, SentenceMemory, Store, VectorStore
+from .base import Catalog, DocumentPart, SentenceMemory, Store, VectorStore
 
-__all__ = ["Catalog", "SentenceMemory", "Store", "VectorStore", "open_store", "SCHEMES"]
+__all__ = ["Catalog", "DocumentPart", "SentenceMemory", "Store", "VectorStore", "open_store", "SCHEMES"]
 
 
 def _open_pgserver(url: str, timeout: float) -> Store:

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Protocol, runtime_checkable
 
 import numpy as np
@@ -10,14 +11,26 @@ import numpy as np
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 
 
+@dataclass(frozen=True)
+class DocumentPart:
+    """Consecutive chunks of one document with their vectors, and the sentences they cover
+    with theirs. Indices are the document's own: a later part continues where the one before
+    ended."""
+
+    chunks: Sequence[Chunk]
+    vectors: np.ndarray
+    sentences: Sequence[Sentence] = ()
+    sentence_vectors: np.ndarray | None = None
+
+
 @runtime_checkable
 class VectorStore(Protocol):
     """Chunks with vectors, grouped by document, grouped by collection.
 
-    Writes are per document and atomic as far as the backend allows: `write_document` replaces
-    every chunk of the document (a changed file never leaves old and new chunks mixed), and the
-    document's record (with its content hash) is written last, so an interrupted ingest is
-    simply redone by the next run.
+    Writes are per document and atomic as far as the backend allows: a write replaces every
+    chunk and sentence of the document (a changed file never leaves old and new chunks mixed),
+    and the document's record (with its content hash) is written last, so an interrupted ingest
+    is simply redone by the next run.
     """
 
     def write_document(
@@ -25,7 +38,16 @@ class VectorStore(Protocol):
         sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
     ) -> None:
         """Chunks with their vectors, and the document's sentences with theirs (sentence memory:
-        answering then scores sentences without encoding them), in one atomic replacement."""
+        answering then scores sentences without encoding them), in one atomic replacement:
+        `write_parts` with one part."""
+        ...
+
+    def write_parts(self, collection: str, document: Document, parts: Iterable[DocumentPart]) -> None:
+        """The document written as a sequence of parts, consumed one at a time (a large
+        document's parts are embedded while the first ones are written, so its vectors never
+        all exist at once); as atomic as `write_document`: readers see the old version until
+        the last part is in, and when `parts` raises (or the store fails) the old version stays
+        and the error propagates."""
         ...
 
     def delete_document(self, collection: str, document_id: str) -> bool: ...

@@ -14,15 +14,17 @@ offsets, heading, kind and vector of every sentence; no vector index: sentences 
 document and offsets, never searched). Collections made before it existed get the table on their
 next write, and read as having no sentences until then.
 
-Every write is one transaction: the collection's version is bumped first (which also serialises
-writers of one collection on that row), the document's old chunks and sentences deleted, the new
-ones COPYed in binary, and the document record upserted.
+Every write is one transaction, however many parts a document comes in: a per-document advisory
+lock (writers of one document take turns), the document's old chunks and sentences deleted, each
+part's new ones COPYed in binary as it arrives, then the document record upserted and the
+collection's version bumped last. Readers see the old version until the commit; a failure or an
+interruption part-way rolls the whole document back.
 """
 
 from __future__ import annotations
 
 import threading
-from collections.abc import Callable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
@@ -36,9 +38,10 @@ from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from . import pgsearch
+from .base import DocumentPart
 from .migrate import ensure_migrated, postgres_dsn, release_postgres
 from .pgpool import StorePool, store_error
-from .sentences import check_sentences, rebuild_text
+from .sentences import check_part, rebuild_text
 
 # HNSW candidates per query. On the real dev corpora 40 lost documents that an exact scan ranks
 # in the top 5 (hotpotqa, 16k chunks: flat recall@5 0.730 vs 0.740 at 100, recursive 0.855 vs
@@ -91,18 +94,32 @@ class PgVectorStore:
         self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray,
         sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
     ) -> None:
-        vectors = _check_vectors(document, chunks, vectors)
-        sentence_vectors = check_sentences(document, sentences, sentence_vectors, vectors.shape[1])
+        self.write_parts(collection, document, [DocumentPart(chunks, vectors, sentences, sentence_vectors)])
+
+    def write_parts(self, collection: str, document: Document, parts: Iterable[DocumentPart]) -> None:
         with self._tx(f"writing document {document.id!r}") as conn:
             # Atomic and consistent either way; not waiting for the WAL flush only means an OS
             # crash can lose the last few documents, which the next ingest (by hash) rewrites.
             conn.execute("SET LOCAL synchronous_commit = off")
-            cid = self._ensure_collection(conn, collection, vectors.shape[1])
-            table = _chunks_table(cid)
-            conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document.id,))
-            _copy(conn, table, "document_id, chunk_index, text, start_pos, end_pos, embedding", _COPY_TYPES,
-                  ((document.id, c.index, c.text, c.start, c.end, v) for c, v in zip(chunks, vectors, strict=True)))
-            self._write_sentences(conn, cid, vectors.shape[1], document.id, sentences, sentence_vectors)
+            cid = dim = None
+            chunk_count = 0
+            for part in parts:
+                vectors, sentence_vectors = check_part(document, part, dim)
+                if cid is None:
+                    dim = vectors.shape[1]
+                    cid = self._begin_document(conn, collection, document.id, dim)
+                _copy(conn, _chunks_table(cid), "document_id, chunk_index, text, start_pos, end_pos, embedding",
+                      _COPY_TYPES, ((document.id, c.index, c.text, c.start, c.end, v)
+                                    for c, v in zip(part.chunks, vectors, strict=True)))
+                if part.sentences:
+                    self._ensure_sentences_table(conn, collection, cid, vectors.shape[1])
+                    _copy(conn, _sentences_table(cid),
+                          "document_id, sentence_index, text, start_pos, end_pos, heading, kind, embedding",
+                          _SENTENCE_COPY_TYPES, ((document.id, s.index, s.text, s.start, s.end, s.heading, s.kind, v)
+                                                 for s, v in zip(part.sentences, sentence_vectors, strict=True)))
+                chunk_count += len(part.chunks)
+            if cid is None:
+                raise StoreError(f"document {document.id!r}: no parts to write")
             conn.execute(
                 "INSERT INTO rag_rlm_documents AS d (collection_id, document_id, title, source,"
                 " content_hash, chunk_count, metadata) VALUES (%s, %s, %s, %s, %s, %s, %s)"
@@ -110,24 +127,29 @@ class PgVectorStore:
                 " source = excluded.source, content_hash = excluded.content_hash,"
                 " chunk_count = excluded.chunk_count, metadata = excluded.metadata, updated_at = now()",
                 (cid, document.id, document.title, document.source, document.content_hash,
-                 len(chunks), Jsonb(dict(document.metadata))),
+                 chunk_count, Jsonb(dict(document.metadata))),
             )
+            # Last: the collection row stays locked until commit, and a large document's
+            # transaction lasts minutes, which other writers of the collection must not wait for.
+            _bump_version(conn, cid)
 
-    def _write_sentences(
-        self, conn: psycopg.Connection, cid: int, dim: int, document_id: str,
-        sentences: Sequence[Sentence], vectors: np.ndarray,
-    ) -> None:
-        table = _sentences_table(cid)
-        if not _has_table(conn, table):  # a collection from before sentence memory
-            if not sentences:
-                return
-            _create_sentences_table(conn, cid, dim)  # DDL only when missing, not on every document
-        conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (document_id,))
-        if not sentences:
-            return
-        _copy(conn, table, "document_id, sentence_index, text, start_pos, end_pos, heading, kind, embedding",
-              _SENTENCE_COPY_TYPES, ((document_id, s.index, s.text, s.start, s.end, s.heading, s.kind, v)
-                                     for s, v in zip(sentences, vectors, strict=True)))
+    def _begin_document(self, conn: psycopg.Connection, collection: str, document_id: str, dim: int) -> int:
+        """The collection's id, with this document locked against other writers and its old
+        chunks and sentences deleted (inside the caller's transaction: readers still see them)."""
+        cid = self._ensure_collection(conn, collection, dim)
+        _lock_document(conn, cid, document_id)
+        conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_chunks_table(cid)), (document_id,))
+        if _has_table(conn, _sentences_table(cid)):
+            conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_sentences_table(cid)),
+                         (document_id,))
+        return cid
+
+    def _ensure_sentences_table(self, conn: psycopg.Connection, collection: str, cid: int, dim: int) -> None:
+        """A collection from before sentence memory gets its table with its first sentences;
+        DDL only when missing, not on every part."""
+        if not _has_table(conn, _sentences_table(cid)):
+            conn.execute("SELECT pg_advisory_xact_lock(hashtext(%s))", ("rag_rlm_collection:" + collection,))
+            _create_sentences_table(conn, cid, dim)
 
     def delete_document(self, collection: str, document_id: str) -> bool:
         with self._tx(f"deleting document {document_id!r}") as conn:
@@ -138,6 +160,7 @@ class PgVectorStore:
             ).fetchone()
             if gone is None:
                 return False
+            _lock_document(conn, cid, document_id)
             conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_chunks_table(cid)), (document_id,))
             if _has_table(conn, _sentences_table(cid)):
                 conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(_sentences_table(cid)),
@@ -289,7 +312,6 @@ class PgVectorStore:
         cid, stored_dim = row
         if stored_dim != dim:
             raise StoreError(f"collection {name!r} holds {stored_dim}-dimensional vectors, got {dim}")
-        _bump_version(conn, cid)
         return cid
 
     def _create_collection(self, conn: psycopg.Connection, name: str, dim: int) -> tuple[int, int]:
@@ -346,6 +368,11 @@ def _collection_row(conn: psycopg.Connection, name: str) -> tuple[int, int]:
     return row
 
 
+def _lock_document(conn: psycopg.Connection, cid: int, document_id: str) -> None:
+    """Writers of one document take turns (until commit); writers of different ones do not."""
+    conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (cid, document_id))
+
+
 def _bump_version(conn: psycopg.Connection, cid: int) -> None:
     conn.execute("UPDATE rag_rlm_collections SET version = version + 1 WHERE id = %s", (cid,))
 
@@ -385,15 +412,3 @@ def _copy(conn: psycopg.Connection, table: sql.Identifier, columns: str, types: 
         copy.set_types(types)
         for row in rows:
             copy.write_row(row)
-
-
-def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != len(chunks) or vectors.shape[1] == 0:
-        raise StoreError(
-            f"document {document.id!r}: expected {len(chunks)} vectors as a 2-D array, got shape {vectors.shape}"
-        )
-    for chunk in chunks:
-        if chunk.document_id != document.id:
-            raise StoreError(f"chunk {chunk.index} belongs to {chunk.document_id!r}, not {document.id!r}")
-    return vectors

@@ -2,16 +2,20 @@
 (`qdrant+http://HOST:PORT`, `qdrant+https://...`, API key from `QDRANT_API_KEY`).
 
 One Qdrant collection per rag-rlm collection (`rag_rlm__<name>`, cosine), whose points are the
-chunks under deterministic ids (uuid5 of document id + chunk index), plus one registry collection
-(`rag_rlm_registry`) holding a point per document record and per collection (its dimension and
-content version). Qdrant has no multi-point transactions, so `write_document` orders its steps:
-upsert the chunks, delete the document's stale points, then write the document record and the
-collection version LAST — an interrupted write leaves the old (or no) content hash behind and the
-next ingest simply redoes the document.
+chunks, plus one registry collection (`rag_rlm_registry`) holding a point per document record and
+per collection (its dimension and content version). Qdrant has no multi-point transactions, so a
+write orders its steps: every part's points go to a staging collection (`rag_rlm_w__<name>`, never
+searched) under ids of their own (uuid5 of document id + index + a per-write token), so the old
+version stays whole and readable meanwhile; then the write is published (its points copied into
+the live collections, the document's other points deleted there) and the document record and the
+collection version are written LAST — an interrupted write leaves staged points and the old (or
+no) content hash behind, and the next ingest simply redoes the document (its publish deletes the
+leftovers). Why staging and not a "staged" flag on live points: every read would then need a
+filter, and local mode evaluates filters in Python per point (10x slower searches at 20k chunks).
 
 Sentence memory: the document's sentences (text, exact offsets, heading, kind, vector) are the
-points of a second Qdrant collection, `rag_rlm_s__<name>`, written in the same order as the
-chunks (before the record); collections made before it existed get it on their next write.
+points of a second Qdrant collection, `rag_rlm_s__<name>`, written and published like the chunks
+(before the record); collections made before it existed get it on their next write.
 
 Hybrid search (`text=`) fuses the vector top-N with a BM25 text query over a scored full-text
 index on the chunk text, by reciprocal rank, inside Qdrant (works in local mode too).
@@ -23,7 +27,7 @@ import math
 import os
 import threading
 import uuid
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -34,7 +38,8 @@ from qdrant_client import models as qm
 from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import ConfigError, StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
-from .sentences import check_sentences, overlapping, rebuild_text
+from .base import DocumentPart
+from .sentences import check_part, overlapping, rebuild_text
 
 REGISTRY = "rag_rlm_registry"  # user collections are rag_rlm__<name>, so this cannot clash
 CANDIDATES = 40  # per side of the hybrid fusion
@@ -71,8 +76,8 @@ def _release(key: str) -> None:
             _clients[key] = (client, lock, refs - 1)
 
 
-def point_id(document_id: str, chunk_index: int) -> str:
-    return str(uuid.uuid5(_NS, f"{document_id}\x00{chunk_index}"))
+def point_id(document_id: str, chunk_index: int, write: str) -> str:
+    return str(uuid.uuid5(_NS, f"{document_id}\x00{chunk_index}\x00{write}"))
 
 
 def _record_id(collection: str, document_id: str | None = None) -> str:
@@ -83,17 +88,27 @@ def _qname(collection: str) -> str:
     return "rag_rlm__" + validate_collection_name(collection)
 
 
+def _wname(collection: str) -> str:
+    """The staging collection: points of writes not yet published, never read by a search."""
+    return "rag_rlm_w__" + validate_collection_name(collection)
+
+
+def _without(payload: dict[str, Any], key: str) -> dict[str, Any]:
+    return {k: v for k, v in payload.items() if k != key}
+
+
 def _sname(collection: str) -> str:
     """The Qdrant collection of a collection's sentences."""
     return "rag_rlm_s__" + validate_collection_name(collection)
 
 
-def sentence_point_id(document_id: str, sentence_index: int) -> str:
-    return str(uuid.uuid5(_NS, f"sentence\x00{document_id}\x00{sentence_index}"))
+def sentence_point_id(document_id: str, sentence_index: int, write: str) -> str:
+    return str(uuid.uuid5(_NS, f"sentence\x00{document_id}\x00{sentence_index}\x00{write}"))
 
 
 def _match(key: str, value: Any) -> qm.FieldCondition:
     return qm.FieldCondition(key=key, match=qm.MatchValue(value=value))
+
 
 
 class QdrantStore:
@@ -134,51 +149,68 @@ class QdrantStore:
         self, collection: str, document: Document, chunks: Sequence[Chunk], vectors: np.ndarray,
         sentences: Sequence[Sentence] = (), sentence_vectors: np.ndarray | None = None,
     ) -> None:
-        vectors = _check_vectors(document, chunks, vectors)
-        sentence_vectors = check_sentences(document, sentences, sentence_vectors, vectors.shape[1])
-        name = self._ensure_collection(collection, vectors.shape[1])
+        self.write_parts(collection, document, [DocumentPart(chunks, vectors, sentences, sentence_vectors)])
+
+    def write_parts(self, collection: str, document: Document, parts: Iterable[DocumentPart]) -> None:
+        write = uuid.uuid4().hex  # this write's points get ids of their own: the old version's stay
         base = {"title": document.title, "source": document.source, "metadata": dict(document.metadata),
                 "content_hash": document.content_hash}
-        points = [
-            qm.PointStruct(
-                id=point_id(document.id, c.index), vector=v.tolist(),
-                payload={**base, "document_id": document.id, "chunk_index": c.index, "text": c.text,
-                         "start": c.start, "end": c.end},
-            )
-            for c, v in zip(chunks, vectors, strict=True)
-        ]
-        stale = qm.Filter(must=[_match("document_id", document.id),
-                                qm.FieldCondition(key="chunk_index", range=qm.Range(gte=len(chunks)))])
+        name, dim, chunk_count = None, None, 0
+        for part in parts:  # no lock held while waiting for the next part
+            vectors, sentence_vectors = check_part(document, part, dim)
+            dim = vectors.shape[1]
+            with self._errors(f"writing document {document.id!r}"):
+                if name is None:
+                    name = self._ensure_collection(collection, dim)
+                    self._ensure_side_collection(_wname(collection), dim)
+                if part.sentences:
+                    self._ensure_side_collection(_sname(collection), dim)
+                chunk_points = [
+                    (point_id(document.id, c.index, write), v,
+                     {**base, "document_id": document.id, "chunk_index": c.index, "text": c.text,
+                      "start": c.start, "end": c.end})
+                    for c, v in zip(part.chunks, vectors, strict=True)]
+                sentence_points = [
+                    (sentence_point_id(document.id, s.index, write), v,
+                     {"document_id": document.id, "sentence_index": s.index, "text": s.text, "start": s.start,
+                      "end": s.end, "heading": s.heading, "kind": s.kind})
+                    for s, v in zip(part.sentences, sentence_vectors, strict=True)]
+                self._client.upsert(_wname(collection), wait=True, points=[
+                    qm.PointStruct(id=pid, vector=v.tolist(), payload={**payload, "write": write, "into": into})
+                    for into, points in ((name, chunk_points), (_sname(collection), sentence_points))
+                    for pid, v, payload in points])
+            chunk_count += len(part.chunks)
+        if name is None:
+            raise StoreError(f"document {document.id!r}: no parts to write")
         with self._errors(f"writing document {document.id!r}"):
-            if points:
-                self._client.upsert(name, points=points, wait=True)
-            self._client.delete(name, points_selector=qm.FilterSelector(filter=stale), wait=True)
-            self._write_sentences(collection, vectors.shape[1], document.id, sentences, sentence_vectors)
+            self._publish(collection, document.id, write)
             record = {"kind": "document", "collection": collection, "document_id": document.id,
-                      "chunk_count": len(chunks), **base}
+                      "chunk_count": chunk_count, **base}
             self._put_record(_record_id(collection, document.id), record)
             self._bump_version(collection)
 
-    def _write_sentences(
-        self, collection: str, dim: int, document_id: str, sentences: Sequence[Sentence], vectors: np.ndarray
-    ) -> None:
-        sname = _sname(collection)
-        if not sentences and not self._client.collection_exists(sname):
-            return
-        if sentences:
-            self._ensure_sentence_collection(sname, dim)
-            points = [
-                qm.PointStruct(
-                    id=sentence_point_id(document_id, s.index), vector=v.tolist(),
-                    payload={"document_id": document_id, "sentence_index": s.index, "text": s.text,
-                             "start": s.start, "end": s.end, "heading": s.heading, "kind": s.kind},
-                )
-                for s, v in zip(sentences, vectors, strict=True)
-            ]
-            self._client.upsert(sname, points=points, wait=True)
-        stale = qm.Filter(must=[_match("document_id", document_id),
-                                qm.FieldCondition(key="sentence_index", range=qm.Range(gte=len(sentences)))])
-        self._client.delete(sname, points_selector=qm.FilterSelector(filter=stale), wait=True)
+    def _publish(self, collection: str, document_id: str, write: str) -> None:
+        """Move this write's points from staging into the collections readers use, page by
+        page, then delete the document's other points (the old version) there and its staged
+        leftovers. A crash part-way shows old and new points side by side until the next write,
+        which the old content hash in the record asks for."""
+        wname, of_doc = _wname(collection), _match("document_id", document_id)
+        mine = qm.Filter(must=[of_doc, _match("write", write)])
+        offset = None
+        while True:
+            points, offset = self._client.scroll(wname, scroll_filter=mine, limit=256, offset=offset,
+                                                 with_payload=True, with_vectors=True)
+            for into in {p.payload["into"] for p in points if p.payload}:
+                self._client.upsert(into, wait=True, points=[
+                    qm.PointStruct(id=p.id, vector=p.vector, payload=_without(p.payload, "into"))
+                    for p in points if p.payload and p.payload["into"] == into])
+            if offset is None:
+                break
+        stale = qm.FilterSelector(filter=qm.Filter(must=[of_doc], must_not=[_match("write", write)]))
+        for name in (_qname(collection), _sname(collection)):
+            if self._client.collection_exists(name):
+                self._client.delete(name, points_selector=stale, wait=True)
+        self._client.delete(wname, points_selector=qm.FilterSelector(filter=qm.Filter(must=[of_doc])), wait=True)
 
     def delete_document(self, collection: str, document_id: str) -> bool:
         name = self._existing(collection)
@@ -188,8 +220,9 @@ class QdrantStore:
                 return False
             selector = qm.FilterSelector(filter=qm.Filter(must=[_match("document_id", document_id)]))
             self._client.delete(name, points_selector=selector, wait=True)
-            if self._client.collection_exists(_sname(collection)):
-                self._client.delete(_sname(collection), points_selector=selector, wait=True)
+            for side in (_sname(collection), _wname(collection)):
+                if self._client.collection_exists(side):
+                    self._client.delete(side, points_selector=selector, wait=True)
             self._client.delete(REGISTRY, points_selector=qm.PointIdsList(points=[rid]), wait=True)
             self._bump_version(collection)
         return True
@@ -199,8 +232,9 @@ class QdrantStore:
         name = self._existing(collection)
         with self._errors(f"dropping collection {collection!r}"):
             self._client.delete_collection(name)
-            if self._client.collection_exists(_sname(collection)):
-                self._client.delete_collection(_sname(collection))
+            for side in (_sname(collection), _wname(collection)):
+                if self._client.collection_exists(side):
+                    self._client.delete_collection(side)
             selector = qm.FilterSelector(filter=qm.Filter(must=[_match("collection", collection)]))
             self._client.delete(REGISTRY, points_selector=selector, wait=True)
 
@@ -349,17 +383,20 @@ class QdrantStore:
                 self._client.create_collection(name, vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE))
                 self._index(name, "document_id", qm.PayloadSchemaType.KEYWORD)
                 self._index(name, "chunk_index", qm.PayloadSchemaType.INTEGER)
+                self._index(name, "write", qm.PayloadSchemaType.KEYWORD)
                 self._index(name, "text", qm.TextIndexParams(type=qm.TextIndexType.TEXT, scoring=True))
             self._put_record(_record_id(collection), {"kind": "collection", "collection": collection,
                                                       "dimension": dim, "version": uuid.uuid4().hex})
         return name
 
-    def _ensure_sentence_collection(self, sname: str, dim: int) -> None:
+    def _ensure_side_collection(self, name: str, dim: int) -> None:
+        """The sentences' or the staging collection (collections made before them get them on
+        their next write)."""
         with self._lock:
-            if not self._client.collection_exists(sname):
-                self._client.create_collection(sname, vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE))
-                self._index(sname, "document_id", qm.PayloadSchemaType.KEYWORD)
-                self._index(sname, "sentence_index", qm.PayloadSchemaType.INTEGER)
+            if not self._client.collection_exists(name):
+                self._client.create_collection(name, vectors_config=qm.VectorParams(size=dim, distance=qm.Distance.COSINE))
+                for key in ("document_id", "write"):
+                    self._index(name, key, qm.PayloadSchemaType.KEYWORD)
 
     def _dimension(self, collection: str) -> int:
         with self._errors(f"reading collection {collection!r}"):
@@ -416,14 +453,3 @@ def _sentence(p: dict[str, Any]) -> Sentence:
     return Sentence(document_id=p["document_id"], index=int(p["sentence_index"]), text=p.get("text", ""),
                     start=int(p["start"]), end=int(p["end"]), heading=p.get("heading", ""),
                     kind=p.get("kind", "text"))
-
-
-def _check_vectors(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
-    vectors = np.asarray(vectors, dtype=np.float32)
-    if vectors.ndim != 2 or vectors.shape[0] != len(chunks) or vectors.shape[1] == 0:
-        raise StoreError(
-            f"document {document.id!r}: expected {len(chunks)} vectors as a 2-D array, got shape {vectors.shape}")
-    for chunk in chunks:
-        if chunk.document_id != document.id:
-            raise StoreError(f"chunk {chunk.index} belongs to {chunk.document_id!r}, not {document.id!r}")
-    return vectors

@@ -8,7 +8,8 @@ from collections.abc import Iterable, Sequence
 import numpy as np
 
 from ..errors import StoreError
-from ..types import Document, Sentence, Span
+from ..types import Chunk, Document, Sentence, Span
+from .base import DocumentPart
 
 
 def rebuild_text(chunks: Sequence[tuple[str, int, int]]) -> str:
@@ -25,6 +26,28 @@ def rebuild_text(chunks: Sequence[tuple[str, int, int]]) -> str:
         parts.append(text[pos - start:])
         pos = end
     return "".join(parts)
+
+
+def check_part(document: Document, part: DocumentPart, dim: int | None = None) -> tuple[np.ndarray, np.ndarray]:
+    """A part's chunk and sentence vectors as float32 arrays, after checking that they match
+    the part and that everything belongs to `document`; `dim`: the dimension of the parts
+    before it (every part of one document has the same)."""
+    vectors = check_chunks(document, part.chunks, part.vectors)
+    if dim is not None and vectors.shape[1] != dim:
+        raise StoreError(f"document {document.id!r}: a part has {vectors.shape[1]}-dimensional vectors, "
+                         f"the ones before it {dim}")
+    return vectors, check_sentences(document, part.sentences, part.sentence_vectors, vectors.shape[1])
+
+
+def check_chunks(document: Document, chunks: Sequence[Chunk], vectors: np.ndarray) -> np.ndarray:
+    vectors = np.asarray(vectors, dtype=np.float32)
+    if vectors.ndim != 2 or vectors.shape[0] != len(chunks) or vectors.shape[1] == 0:
+        raise StoreError(
+            f"document {document.id!r}: expected {len(chunks)} vectors as a 2-D array, got shape {vectors.shape}")
+    for chunk in chunks:
+        if chunk.document_id != document.id:
+            raise StoreError(f"chunk {chunk.index} belongs to {chunk.document_id!r}, not {document.id!r}")
+    return vectors
 
 
 def check_sentences(
