@@ -13,7 +13,9 @@ and `release_postgres(url)`, which gives that hold back (see `embedded` for the 
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from pathlib import Path
+from typing import TypeVar
 
 import psycopg
 
@@ -40,6 +42,20 @@ def release_postgres(url: str) -> None:
     folder = _embedded_folder(url)
     if folder is not None:
         embedded.release(folder)
+
+
+T = TypeVar("T")
+
+
+def open_postgres(url: str, build: Callable[[str, Callable[[], None]], T]) -> T:
+    """`build(dsn, release)` on `url`'s database; `release` (the built object's close hook) gives
+    back the hold on the embedded server, and is called here if building fails."""
+    dsn = postgres_dsn(url)
+    try:
+        return build(dsn, lambda: release_postgres(url))
+    except BaseException:
+        release_postgres(url)
+        raise
 
 
 def _embedded_folder(url: str) -> str | None:

@@ -39,7 +39,7 @@ from ..errors import StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from . import pgsearch
 from .base import DocumentPart
-from .migrate import ensure_migrated, postgres_dsn, release_postgres
+from .migrate import ensure_migrated, open_postgres
 from .pgpool import StorePool, store_error
 from .sentences import check_part, rebuild_text
 
@@ -81,12 +81,7 @@ class PgVectorStore:
     @classmethod
     def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PgVectorStore:
         """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
-        dsn = postgres_dsn(url)
-        try:
-            return cls(dsn, timeout=timeout, on_close=lambda: release_postgres(url))
-        except BaseException:
-            release_postgres(url)
-            raise
+        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, on_close=release))
 
     # -- writes ---------------------------------------------------------------------------------
 

@@ -121,14 +121,9 @@ class PostgresState:
     @classmethod
     def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PostgresState:
         """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
-        from .migrate import postgres_dsn, release_postgres
+        from .migrate import open_postgres
 
-        dsn = postgres_dsn(url)
-        try:
-            return cls(dsn, timeout=timeout, on_close=lambda: release_postgres(url))
-        except BaseException:
-            release_postgres(url)
-            raise
+        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, on_close=release))
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         row = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND key = %s", (kind, key))

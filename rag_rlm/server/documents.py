@@ -92,11 +92,12 @@ def _skip_reason(name: PurePosixPath) -> str | None:
 def _ingestible(files: list[UploadFile], names: list[PurePosixPath]) -> tuple[list[UploadFile], list[PurePosixPath],
                                                                             list[dict[str, str]]]:
     """The parts to save, and the others as failures (path, reason); 422 when none is left."""
-    skipped = [{"path": str(n), "reason": r} for n in names if (r := _skip_reason(n)) is not None]
+    reasons = [_skip_reason(n) for n in names]
+    skipped = [{"path": str(n), "reason": r} for n, r in zip(names, reasons, strict=True) if r is not None]
     if len(skipped) == len(names):
-        reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in skipped)
-        raise ApiError(422, "unreadable_files", f"no file could be ingested: {reasons}", field="files")
-    kept = [(f, n) for f, n in zip(files, names, strict=True) if _skip_reason(n) is None]
+        listed = "; ".join(f"{f['path']}: {f['reason']}" for f in skipped)
+        raise ApiError(422, "unreadable_files", f"no file could be ingested: {listed}", field="files")
+    kept = [(f, n) for f, n, r in zip(files, names, reasons, strict=True) if r is None]
     return [f for f, _ in kept], [n for _, n in kept], skipped
 
 
