@@ -96,6 +96,16 @@ def _plain(text: str) -> str:
 _PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "we": "you", "us": "you", "our": "your",
            "am": "are"}
 _WH = r"(?:what|who|whom|whose|which|when|where|why|how(?:\s+(?:many|much|long|often|far|old|big))?)"
+_BE = {"is", "are", "was", "were"}
+_AUX = _BE | {"do", "does", "did", "has", "have", "had", "can", "could", "should", "would", "will", "may", "must"}
+_PRONOUNS = set(_PERSON) | {"you", "they", "he", "she", "it"}
+_SUBJECTS = _PRONOUNS | {"new", "a", "an", "the", "this", "that", "these",
+                             "those", "each", "every", "all", "some", "any", "your", "their", "his", "her", "its"}
+# a word that makes a clause of the phrase after "what is": turning it would need a parser
+_CLAUSE = {"to", "that", "which", "who", "whom", "whose", "when", "where", "while", "after", "before", "if",
+           "because", "since", "until", "than", "not", "n't", "there"} | _AUX
+_PARTICIPLES = set("born built made held known given taken written found sold paid kept left led run set sent spent "
+                   "shown seen done put brought bought thought told won lost begun chosen grown drawn thrown".split())
 
 
 def not_found(question: str, collection: str) -> str:
@@ -112,28 +122,27 @@ def not_found(question: str, collection: str) -> str:
 def indirect(question: str) -> str:
     """A question as the clause after "do not say": "How many days do new hires get?" -> "how
     many days new hires get"; "What is X?" -> "what X is"; "Is X allowed?" -> "whether X is
-    allowed". "" for shapes whose verb would need inflecting ("When does X start?"): the caller
-    then quotes the question instead of guessing."""
+    allowed". "" for every shape it cannot turn with certainty ("When was X established?",
+    "When does X start?"): the caller then quotes the question, which always reads right."""
     q = " ".join(question.strip().rstrip("?.! ").split())
     m = re.match(rf"^({_WH})\s+(is|are|was|were)\s+(.+)$", q, re.IGNORECASE)
-    if m and "," not in m.group(3):  # "Which is larger, A or B": no clause to turn  # "What is the capital of France" -> "what the capital of France is"
-        return _second_person(f"{m.group(1).lower()} {m.group(3)} {_be(m.group(2), m.group(3))}")
+    if m:  # "What is the capital of France" -> "what the capital of France is"
+        head, verb, rest = m.groups()
+        return _second_person(f"{head.lower()} {rest} {_be(verb, rest)}") if _noun_phrase(rest) else ""
     m = re.match(rf"^({_WH}(?:\s+[\w'-]+){{0,3}}?)\s+(do|can|could|should|would|will|may|must)\s+(.+)$", q,
                  re.IGNORECASE)
     if m:  # "How many vacation days do new hires get" / "Who can I ask"
         head, aux, rest = m.group(1), m.group(2).lower(), m.group(3)
-        subject_follows = rest.split()[0].lower() in _PERSON or rest.split()[0].lower() in ("you", "they", "he", "she", "it")
-        if head.lower() in ("which", "who", "what") and aux != "do" and not subject_follows:
-            return _second_person(f"{head.lower()} {aux} {rest}")  # "Which can store X": the wh-word is the subject
-        if aux == "do":
+        first = rest.split()[0].lower()
+        if aux == "do" and (first in _SUBJECTS or rest[:1].isupper()):
             return _second_person(f"{head[0].lower()}{head[1:]} {rest}")
+        if first not in _PRONOUNS:
+            return ""  # where the subject ends and the verb starts needs a parser
         words = rest.split()
         return _second_person(f"{head[0].lower()}{head[1:]} {words[0]} {aux} {' '.join(words[1:])}".strip())
-    if re.search(r"\b(?:does|did|has|had)\b", q, re.IGNORECASE):  # the verb would need inflecting
-        return ""
     m = re.match(rf"^({_WH})\s+(\w+.*)$", q, re.IGNORECASE)
-    if m:  # "Who approves expenses over $500" -> "who approves expenses over $500"
-        return _second_person(f"{m.group(1).lower()} {m.group(2)}")
+    if m and "," not in q and not any(w in _CLAUSE or w.endswith("n't") for w in m.group(2).lower().split()):
+        return _second_person(f"{m.group(1).lower()} {m.group(2)}")  # "Who approves expenses over $500"
     m = re.match(r"^(is|are|can|could|should|will|may|must)\s+(I|we|you|it|they|there)\s+(.+)$", q,
                  re.IGNORECASE)
     if m:  # "Can I carry over vacation days" -> "whether you can carry over vacation days"
@@ -141,13 +150,30 @@ def indirect(question: str) -> str:
     return ""
 
 
+def _noun_phrase(text: str) -> bool:
+    """Whether the words after "what is" look like a plain noun phrase, so that the verb can go
+    after them: no verb form, clause word or dangling preposition in it."""
+    words = text.split()
+    lowered = [w.lower().strip(",;:'\"") for w in words]
+    if len(words) > 10 or "," in text or lowered[-1] in _DANGLING:
+        return False
+    for raw, w in zip(words, lowered, strict=True):
+        verbish = raw.islower() and (w.endswith(("ed", "ing")) and len(w) > 5 or w in _PARTICIPLES)
+        if verbish or w in _CLAUSE or w.endswith("ly") and raw.islower() and len(w) > 4:
+            return False
+    return True
+
+
+_DANGLING = {"of", "in", "on", "at", "to", "for", "by", "with", "from", "about", "into", "like", "as"}
+
+
 def _be(verb: str, subject: str) -> str:
     return {"am": "are"}.get(verb.lower(), verb.lower()) if subject.split()[0].lower() != "i" else "are"
 
 
 def _second_person(text: str) -> str:
-    """The asker's "I" is the reader's "you"."""
-    return " ".join(_PERSON.get(w.lower(), w) for w in text.split())
+    """The asker's "I" is the reader's "you" ("US" stays the country)."""
+    return " ".join(_PERSON.get(w.lower(), w) if w.islower() or w == "I" else w for w in text.split())
 
 
 def claims_text(claims: Sequence[Claim]) -> str:

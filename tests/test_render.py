@@ -112,13 +112,26 @@ def test_a_whole_answer_not_found_is_one_message():
     ("Can I X?", "whether you can X"),
     ("Can I carry over vacation days?", "whether you can carry over vacation days"),
     ("Is it allowed?", "whether it is allowed"),
+    ("Where can I park?", "where you can park"),
+    ("What do E. B. White and Dan Masterson have in common?", "what E. B. White and Dan Masterson have in common"),
+    ("Who is the parent company of the US firm?", "who the parent company of the US firm is"),  # "US" is no "us"
 ])
 def test_indirect_questions(question, clause):
     assert indirect(question) == clause
     assert not_found(question, "hr") == f"The hr documents do not say {clause}."
 
 
-@pytest.mark.parametrize("question", ["When does the freeze start?", "Tell me about X", "X?"])
+@pytest.mark.parametrize("question", [
+    "When does the freeze start?", "Tell me about X", "X?",
+    # real SQuAD 2.0 questions that a word-order rule turned into broken English before
+    "When was the Peace of Westphalia established?",  # not "when the Peace of Westphalia established was"
+    "Who were formerly housed at Sever Hall?",  # not "who formerly housed at Sever Hall were"
+    "What are ancient processes used to do?",
+    "What was the protest in Antigone about?",
+    "What can a contingency plan suffer from?",  # not "what a can contingency plan suffer from"
+    "How many weren't in Langlades expedition?",
+    "When a commission reached a decision, what happened?",
+])
 def test_a_shape_it_cannot_turn_is_quoted(question):
     assert indirect(question) == ""
     assert not_found(question, "hr") == f"The hr documents do not answer “{question}”."
