@@ -155,3 +155,16 @@ def test_an_identifier_is_carried_whole(embedder):
                Turn("assistant", "The default is typically 128 megabytes.")]
     out = condense("Can I change it without a restart?", history, embedder)
     assert "shared_buffers" in out.question
+
+
+@pytest.mark.parametrize(("earlier", "question", "subject"), [
+    # do-support puts a bare verb after the subject: "listen" and "fire" are not part of it
+    ("Which TCP port does the server listen on by default?", "Can it be changed while the server is running?",
+     "TCP port"),
+    ("Where does the Finance Director sign expense reports?", "Who replaces him when he is away?",
+     "Finance Director"),
+])
+def test_the_verb_after_a_do_question_subject_is_not_carried(embedder, earlier, question, subject):
+    out = condense(question, [user(earlier), assistant("")], embedder)
+    assert out.subject == subject, out
+    assert subject in out.question

@@ -172,7 +172,7 @@ def _phrases(text: str, attach: bool = True) -> list[_Phrase]:
             j = i + 1  # a run stops at punctuation: "If my laptop breaks, who ..."
             while j < len(toks) and _content(toks, j) and not text[toks[j - 1].end:toks[j].start].strip():
                 j += 1
-            runs.append((i, j))
+            runs.extend(_verb_split(toks, i, j))
             i = j
         else:
             i += 1
@@ -186,6 +186,22 @@ def _phrases(text: str, attach: bool = True) -> list[_Phrase]:
             end = nxt[1]
             out.append(_Phrase(text[toks[i].start:toks[end - 1].end], toks[i].start, toks[end - 1].end, det, toks[j - 1].low))
     return out
+
+
+def _verb_split(toks: list[_Tok], i: int, j: int) -> list[tuple[int, int]]:
+    """The run [i, j) without the verb that do-support puts after its subject: "does the server
+    *listen* on", "does TRUNCATE *fire* ON DELETE triggers", "does the Finance Director *sign*
+    expense reports". The verb is the first lower-case word after a capitalised name, else the
+    run's last word when nothing after the run could be the verb; else the run is kept."""
+    k = i - 1 - (i > 1 and toks[i - 1].low in _DET)
+    if j - i < 2 or k < 0 or toks[k].low not in {"do", "does", "did"}:
+        return [(i, j)]
+    if any(t.low in _AUX or t.low in _LIGHT for t in toks[j:]):
+        return [(i, j)]  # the verb comes later: "What does the CONCURRENTLY option of CREATE INDEX do?"
+    for v in range(i + 1, j):
+        if toks[v - 1].text[:1].isupper() and toks[v].text.islower():
+            return [(i, v)] + ([(v + 1, j)] if v + 1 < j else [])
+    return [(i, j - 1)]
 
 
 def _has_clause(toks: list[_Tok]) -> bool:
