@@ -104,17 +104,34 @@ class SentenceSplitter:
                               "heading")
                 headings.append((block.level, title))
                 continue
+            label = ""
             for s, e in _cut(joined):
-                self._add(out, _render(joined[s:e]), base + _map(starts, origins, s),
-                          base + _map(starts, origins, e - 1) + 1, block.kind)
+                rendered = _render(joined[s:e])
+                self._add(out, rendered, base + _map(starts, origins, s),
+                          base + _map(starts, origins, e - 1) + 1, block.kind, label)
+                label = label or _label(rendered)
         self.count += len(out)
         return out
 
-    def _add(self, out: list[Sentence], rendered: str, start: int, end: int, kind: str) -> None:
+    def _add(self, out: list[Sentence], rendered: str, start: int, end: int, kind: str, label: str = "") -> None:
         if len(_ALNUM.findall(rendered, 0, 64)) < 3 and len(_ALNUM.findall(rendered)) < 3:
             return  # "1.", "--", a lone emoji: nothing a reader would quote
+        heading = self.headings[-1][1] if self.headings else ""
+        if label:  # the term a definition block is about, for the sentences after its first
+            heading = f"{heading} — {label}" if heading else label
         out.append(Sentence(document_id=self.document_id, index=self.count + len(out), text=rendered, start=start,
-                            end=end, heading=self.headings[-1][1] if self.headings else "", kind=kind))
+                            end=end, heading=heading, kind=kind))
+
+
+_LABEL = re.compile(r"([^.!?:;]{1,60}?):\s")
+
+
+def _label(sentence: str) -> str:
+    """The term of a "term: description" block (a definition list's item, "Vision: 100% covered.
+    Claims ..."): what its later sentences are about though they do not name it ("The default
+    is typically 100 connections" under "max_connections (integer): Determines ...")."""
+    m = _LABEL.match(sentence)
+    return m.group(1).strip() if m and len(m.group(1).split()) <= 6 else ""
 
 
 # --- blocks ---------------------------------------------------------------------------------
