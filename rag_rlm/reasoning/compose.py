@@ -56,7 +56,20 @@ def score(question: str, question_vector: np.ndarray, vectors: np.ndarray, conte
         coverage = np.array([len(words & content_words(c)) / len(words) for c in contexts], dtype=np.float32)
     else:
         coverage = np.zeros(len(contexts), dtype=np.float32)
-    return Scored(dense + LEXICAL_WEIGHT * coverage, dense, coverage)
+    return Scored(dense + LEXICAL_WEIGHT * coverage + IDENTIFIER_WEIGHT * _identifiers_named(question, contexts),
+                  dense, coverage)
+
+
+IDENTIFIER_WEIGHT = 0.2
+
+
+def _identifiers_named(question: str, contexts: Sequence[str]) -> np.ndarray:
+    """Share of the question's identifiers (max_connections, pg_dump) that each context names
+    whole: word overlap splits "max_connections" and finds "connections" in a neighbour's text."""
+    names = [k for k in key_terms(question) if "_" in k or "." in k]
+    if not names:
+        return np.zeros(len(contexts), dtype=np.float32)
+    return np.array([sum(n in c.lower() for n in names) / len(names) for c in contexts], dtype=np.float32)
 
 
 # -- answerability ----------------------------------------------------------------------------
