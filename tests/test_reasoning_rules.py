@@ -3,7 +3,9 @@ question a bridge follow-up asks."""
 
 from __future__ import annotations
 
-from rag_rlm.reasoning.rules import residual_question, split_question
+import pytest
+
+from rag_rlm.reasoning.rules import entities, residual_question, split_question
 
 
 def test_comparison_of_named_things_gives_one_question_per_thing():
@@ -39,3 +41,18 @@ def test_several_and_conjoined_questions_still_split():
 def test_a_later_parts_pronoun_is_the_name_the_first_part_gives():
     assert split_question("When was Halcyon founded and who founded it?") == [
         "When was Halcyon founded?", "Who founded Halcyon?"]
+
+
+@pytest.mark.parametrize(("text", "names"), [
+    # capitalised only because they open a sentence or a manual's description: no names, no hops
+    ("max_connections (integer): Determines the maximum number of concurrent connections.", []),
+    ("Otherwise, the server listens on Unix sockets only.", ["Unix"]),
+    ("port (integer): Specifies the TCP port the server listens on.", ["TCP"]),
+    ("Generally the Board decides.", ["Board"]),
+    # names that open a sentence stay names
+    ("Paris is the capital of France.", ["Paris", "France"]),
+    ("Smith, who founded Acme, left.", ["Smith", "Acme"]),
+    ("Jones was born in Wales. Athens is older.", ["Jones", "Wales", "Athens"]),
+])
+def test_words_capitalised_for_opening_a_sentence_are_no_entities(text, names):
+    assert entities(text) == names

@@ -142,14 +142,39 @@ def entities(text: str) -> list[str]:
     """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated."""
     seen: dict[str, None] = {}
     for m in _CAPITAL_RUN.finditer(text):
-        ent = m.group(0).strip(" \"'.,")
-        words = ent.split()
-        while words and words[0] in _STOP_ENTITIES:
-            words = words[1:]
-        ent = " ".join(words)
-        if len(ent) >= 3 and not ent.isdigit():
-            seen.setdefault(ent, None)
+        start = m.start()
+        for piece in _SENTENCE_GAP.split(m.group(0)):  # "Wales. Athens": two sentences, two names
+            words = piece.strip(" \"'.,").split()
+            opening = _OPENS.search(text[:start]) is not None
+            while words and (words[0] in _STOP_ENTITIES or words[0][:1].islower()
+                             or (opening and _opening_word(words, text[start + len(piece):]))):
+                words, opening = words[1:], False
+            ent = " ".join(words)
+            if len(ent) >= 3 and not ent.isdigit():
+                seen.setdefault(ent, None)
+            start += len(piece) + 2
     return list(seen)
+
+
+_SENTENCE_GAP = re.compile(r"(?<=[a-z]{2})\.\s+")
+_OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
+_DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\b")
+
+
+def _opening_word(words: list[str], after: str) -> bool:
+    """A word capitalised only because it opens a sentence or a description: an adverb
+    ("Generally", "Otherwise"), or a verb before its object, as a manual's descriptions start
+    ("Determines the maximum ...", "Specifies whether ...")."""
+    word = words[0]
+    if word.endswith("ly") or word in _DISCOURSE:
+        return True
+    following = " " + " ".join(words[1:]) if len(words) > 1 else after
+    return word.endswith("s") and _DETERMINER_AFTER.match(following) is not None
+
+
+_DISCOURSE = frozenset("Otherwise Hence Thus Therefore Moreover Furthermore Nevertheless Nonetheless Meanwhile "
+                       "Instead Indeed Likewise Consequently Accordingly Alternatively Similarly Still Overall "
+                       "Conversely Again Further Besides".split())
 
 
 def novel_entities(question: str, text: str) -> list[str]:
