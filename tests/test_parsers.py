@@ -162,3 +162,20 @@ def test_discover_recurses_in_order_skipping_hidden_data_dir_and_unknown_types(t
     assert [s.doc_id for s in only_md] == ["a/z.txt", "data/pg.txt"]
     with pytest.raises(FileNotFoundError, match="nope"):
         discover([tmp_path / "nope"])
+
+
+def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
+    # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
+    html = """<html><body><h1>functools<a class="headerlink" href="#f">¶</a></h1><dl>
+    <dt><em>@</em><span class="pre">functools.</span><span class="pre">lru_cache</span>(<em>maxsize=128</em>)<a class="headerlink" href="#l">¶</a></dt>
+    <dd><p>Decorator to wrap a function; see <code><span class="pre">cache_info()</span></code>.</p>
+    <div class="highlight"><pre>@lru_cache
+def count(s):
+    return len(s)</pre></div><p>It is threadsafe.<!-- a comment --></p></dd></dl></body></html>"""
+    text = one(write(tmp_path / "f.html", html)).text
+    assert "¶" not in text and "a comment" not in text
+    assert text.startswith("# functools\n\n@functools.lru_cache(maxsize=128): Decorator to wrap a function; "
+                           "see cache_info(). It is threadsafe.")
+    assert "```\n@lru_cache\ndef count(s):\n    return len(s)\n```" in text  # code keeps its lines
+    from rag_rlm.ingest.sentences import split_sentences
+    assert not any("count(s)" in s.text for s in split_sentences(text))  # no sentence quotes code

@@ -169,6 +169,8 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all(class_=_NAVIGATION):  # "Prev Up Home Next" bars of generated manuals
         tag.decompose()
+    for tag in soup.find_all("a", class_="headerlink"):  # Sphinx's "¶" after every heading and name
+        tag.decompose()
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
 
@@ -182,10 +184,16 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             if own:
                 blocks.append(own)
             continue
-        if tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
-            continue  # nested inside a block already taken whole (e.g. <p> in <li>)
+        if tag.name != "pre" and tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
+            continue  # nested inside a block already taken whole (e.g. <p> in <li>); code never is
         if tag.name == "dt":
             continue  # said with its description (<dd>), which reads as "term: description"
+        if tag.name == "pre":  # code: kept for retrieval, fenced so that no sentence is made of it
+            code = tag.get_text().strip("\n")
+            fence = "~~~" if "```" in code else "```"
+            if code.strip():
+                blocks.append(f"{fence}\n{code}\n{fence}")
+            continue
         words = _row(tag) if tag.name == "tr" else _words(tag)
         if tag.name == "dd":
             term = tag.find_previous_sibling("dt")
@@ -197,10 +205,29 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
 
 
 def _words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
-    """The tag's text on one line; inline tags do not leave a space before punctuation."""
-    text = " ".join(tag.get_text(" ", strip=True).split())
+    """The tag's text on one line. Inline tags join as written ("json.<b>dumps</b>()" is
+    "json.dumps()", not "json. dumps ()"); block children and <br> are separated by a space."""
+    text = " ".join(_strings(tag).split())
     text = re.sub(r"\s+([,.;:!?)\]”’])", r"\1", text)
     return re.sub(r"([(\[“‘])\s+", r"\1", text)
+
+
+_BREAKS = frozenset(_BLOCKS) | frozenset(_HEADINGS) | {"br", "div", "ul", "ol", "dl", "table", "section", "td", "th"}
+
+
+def _strings(tag) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The text of `tag` without comments and without the code (<pre>) inside it, which is a
+    block of its own."""
+    from bs4 import CData, NavigableString
+
+    parts: list[str] = []
+    for node in tag.descendants:
+        if type(node) is NavigableString or isinstance(node, CData):
+            if node.find_parent("pre") is None or tag.name == "pre":
+                parts.append(str(node))
+        elif node.name in _BREAKS:
+            parts.append(" ")
+    return "".join(parts)
 
 
 def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
