@@ -166,7 +166,8 @@ def test_discover_recurses_in_order_skipping_hidden_data_dir_and_unknown_types(t
 
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
-    html = """<html><body><h1>functools<a class="headerlink" href="#f">¶</a></h1><dl>
+    html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>
+    </ul></li></ul></div><h1>functools<a class="headerlink" href="#f">¶</a></h1><dl>
     <dt><em>@</em><span class="pre">functools.</span><span class="pre">lru_cache</span>(<em>maxsize=128</em>)<a class="headerlink" href="#l">¶</a></dt>
     <dd><p>Decorator to wrap a function; see <code><span class="pre">cache_info()</span></code>.</p>
     <div class="highlight"><pre>@lru_cache

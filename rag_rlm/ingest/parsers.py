@@ -169,6 +169,8 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all(class_=_NAVIGATION):  # "Prev Up Home Next" bars of generated manuals
         tag.decompose()
+    for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
+        tag.decompose()
     for tag in soup.find_all("a", class_="headerlink"):  # Sphinx's "¶" after every heading and name
         tag.decompose()
     text = "\n\n".join(_html_blocks(soup.body or soup))
