@@ -1,5 +1,6 @@
 """Real documents nobody on the team wrote: seven pages of the PostgreSQL 15 manual (HTML, from
-Debian's postgresql-doc-15; see tests/data/pgdocs/README.md). Each test asks what a new user
+Debian's postgresql-doc-15; see tests/data/pgdocs/README.md) and two of the Python library
+reference (Sphinx HTML, from python3.11-doc; tests/data/pydocs/README.md). Each test asks what a new user
 would and checks what that user reads: the key fact in the text, the right page cited, no
 markup or internal labels, a plain decline when the pages do not answer, and a follow-up
 resolved through the conversation. Only questions answered correctly today are here; the ones
@@ -16,6 +17,7 @@ from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 
 PGDOCS = Path(__file__).resolve().parent / "data" / "pgdocs"
+PYDOCS = Path(__file__).resolve().parent / "data" / "pydocs"
 COLLECTION = "pgdocs"
 
 # what a reader must never see: markdown, table pipes, links, "Label — question" lines
@@ -99,3 +101,47 @@ def test_follow_up_is_resolved_through_history(assistant, turns, question, page,
     assert subject in r.resolved_question, r.resolved_question
     assert page in cited(r)[:1], cited(r)
     assert fact in r.answer, r.answer
+
+
+# --- the Python library reference: signatures in <dt>, prose and code examples in <dd> ---------
+
+CODE = re.compile(r">>>|\bdef \w+ ?\(|¶")  # an example or a heading link quoted as a sentence
+
+
+@pytest.fixture(scope="module")
+def python_docs(pg_url, embedder, tmp_path_factory):
+    a = Assistant(Settings(store=pg_url, data_dir=str(tmp_path_factory.mktemp("pydocs"))),
+                  embedder=embedder, state=NoMemo())
+    summary = a.ingest_files(sorted(PYDOCS.glob("*.html")), "pydocs")
+    assert summary.documents_new == 2 and not summary.failed
+    yield a
+    a.close()
+
+
+def ask_python(assistant: Assistant, question: str, history: list[dict] | None = None):
+    r = assistant.ask(question, "pydocs", history=history)
+    assert not NOISE.search(r.answer) and not CODE.search(r.answer), r.answer
+    return r
+
+
+@pytest.mark.parametrize(
+    ("question", "page", "fact"),
+    [
+        ("Which exception does json.loads raise when the data is not valid JSON?", "json.html", "JSONDecodeError"),
+        ("What is the default maxsize of functools.lru_cache?", "functools.html", "128"),
+    ],
+)
+def test_python_reference_facts(python_docs, question, page, fact):
+    r = ask_python(python_docs, question)
+    assert r.found is True
+    assert page in cited(r)[:1], cited(r)
+    assert fact in r.answer, r.answer
+
+
+def test_python_reference_follow_up_and_decline(python_docs):
+    history = [{"role": "user", "content": "What does json.dumps do?"},
+               {"role": "assistant", "content": "Serialize obj to a JSON formatted str."}]
+    r = ask_python(python_docs, "How do I make it skip keys that are not basic types?", history)
+    assert "json" in r.resolved_question and "skipkeys" in r.answer, (r.resolved_question, r.answer)
+    off = ask_python(python_docs, "What is the capital of France?")
+    assert off.found is False and not off.citations
