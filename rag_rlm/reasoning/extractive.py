@@ -130,10 +130,11 @@ class ExtractiveReasoner:
         cands = [c for c in cands if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
-        ranked = self._rank(sub.query, evidence, cands)
+        ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
-        conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(c.context for c in cands), cands[chosen[0]].sentence.text,
+        b = ranked.best
+        conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
+                                  " ".join(c.context for c in cands), cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
@@ -144,13 +145,15 @@ class ExtractiveReasoner:
         """The best candidate, then the next ones that score nearly as well, say something else
         and cover a word of the question the ones before did not (else the question did not ask
         for them: "$100 to $500" after the "$500" rule)."""
-        order = [int(i) for i in np.argsort(-ranked.scores)]
+        order = ranked.order()
         chosen = order[:1]
         asked = compose.content_words(question)
         covered = compose.content_words(contexts[chosen[0]]) if contexts and chosen else set()
         for i in order[1:]:
-            if len(chosen) >= self.max_claims or ranked.scores[i] < SUPPORT_RATIO * ranked.scores[chosen[0]]:
+            if len(chosen) >= self.max_claims:
                 break
+            if ranked.scores[i] < SUPPORT_RATIO * ranked.scores[ranked.best]:
+                continue
             if any(_similar(vectors[i], vectors[j]) for j in chosen):
                 continue
             adds = (asked & compose.content_words(contexts[i])) - covered if contexts else {True}
@@ -197,10 +200,12 @@ class ExtractiveReasoner:
         if not pool or any(c.vector is None for c in pool):
             return base
         contexts = [f"{c.sources[0].span.title} {c.text}" for c in pool]
-        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts)
+        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts,
+                               asked=question)
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
-        conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(contexts), pool[chosen[0]].text)
+        b = ranked.best
+        conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
+                                  " ".join(contexts), pool[b].text)
         found = conf >= self.found_threshold
         claims = self._bridged(question, base, hops) or tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
@@ -208,7 +213,8 @@ class ExtractiveReasoner:
     def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part]) -> tuple[Claim, ...]:
         """A question that names its subject through another thing ("the film that was shot in
         Leland") is answered by the hop's document, reached through the entity the question's own
-        evidence named: lead with the hop's sentence, then the sentence that links the two."""
+        evidence named: lead with the hop's sentence, then the sentence that links the two. When
+        the hop found nothing but the link, the link is ranked with the rest."""
         if not base.claims or not _looks_multi_hop(question):
             return ()
         link = base.claims[0]
@@ -216,9 +222,8 @@ class ExtractiveReasoner:
                   if p.found and p.claims and h.sub_question.focus and h.sub_question.focus in link.text]
         if not linked:
             return ()
-        best = max(linked, key=lambda p: p.confidence)
-        lead = best.claims[0]
-        return (lead,) if _same(lead, link) else (lead, link)
+        lead = max(linked, key=lambda p: p.confidence).claims[0]
+        return () if _same(lead, link) else (lead, link)
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
         """Each side's best sentence; when they give the figure the question compares on, a
@@ -270,9 +275,9 @@ class ExtractiveReasoner:
         return condense(question, history, self.embedder).question
 
     # --- helpers ----------------------------------------------------------------------------
-    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate]) -> compose.Scored:
+    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate], asked: str = "") -> compose.Scored:
         qv = evidence.query_vector if evidence.query_vector is not None else self._embed([question])[0]
-        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands])
+        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands], asked)
 
     def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[_Candidate], int]:
         """The sentences of as many spans (best first) as the allowance can pay to read: fewer
