@@ -1,5 +1,6 @@
 """How the extractive reasoner picks what to say, on hand-made sentences: the clause a question
-asks with, and the sentence that answers it rather than the one that introduces its subject."""
+asks with, the sentence that answers it rather than the one that introduces its subject, and the
+verdict of a yes/no comparison."""
 
 from __future__ import annotations
 
@@ -11,6 +12,8 @@ from rag_rlm.reasoning.compose import (
     asked_clause,
     asked_words,
     typed_candidates,
+    verdict,
+    yes_no,
 )
 
 BUCHHOLZ = ("Scott Andrew Buchholz, is an Australian politician, he previously served as chief of staff to "
@@ -56,3 +59,33 @@ def test_a_sentence_far_from_the_question_never_leads_however_well_it_fits():
     assert ranked.best == 0
     assert ranked.order() == [1, 0, 2]  # the close one that answers, the closest, then the far one
 
+
+SIDES_DIRECTORS = [("Christopher Nolan", "Christopher Nolan (born 1970) is an English-American film director."),
+                   ("Sathish Kalathil", "Sathish Kalathil is an Indian film and documentary Director.")]
+
+
+def test_yes_no_comparison_is_settled_when_both_sentences_say_it_or_one_contradicts():
+    q = "Are Christopher Nolan and Sathish Kalathil both film directors?"
+    assert verdict(q, SIDES_DIRECTORS) is True
+    assert yes_no(q, ["Christopher Nolan", "Sathish Kalathil"], True) \
+        == "Yes: Christopher Nolan and Sathish Kalathil are both film directors."
+    q = "Are King Vidor and Géza von Cziffra both American directors?"
+    sides = [("King Vidor", "King Vidor was an American film director."),
+             ("Géza von Cziffra", "Géza von Cziffra was a Hungarian and Austrian film director.")]
+    assert verdict(q, sides) is False
+    assert yes_no(q, [n for n, _ in sides], False) == "No: King Vidor and Géza von Cziffra are not both American directors."
+    q = "Are Nantong and Jingdezhen situated in the same province?"
+    assert verdict(q, [("Nantong", "Nantong is a city in Jiangsu province, China."),
+                       ("Jingdezhen", "Jingdezhen is a city in Jiangxi province.")]) is False
+    assert verdict("Were Ann Lee and Bo Chan of the same nationality?",
+                   [("Ann Lee", "Ann Lee is a Canadian actress."), ("Bo Chan", "Bo Chan is a Canadian singer.")]) is True
+
+
+def test_yes_no_is_not_guessed_from_silence():
+    q = "Are Frozen and Escape from the Dark both animated features?"
+    assert verdict(q, [("Frozen", "It is the 53rd Disney animated feature film."),
+                       ("Escape from the Dark", "Escape from the Dark is a 1976 family drama film.")]) is None
+    q = "Are Watertown Airport and Alexandria Airport both airports in the same state?"
+    assert verdict(q, [("Watertown Airport", "It is located in Jefferson County, New York, United States."),
+                       ("Alexandria Airport", "It is in the State of Louisiana.")]) is None  # "United States" is no state
+    assert verdict("Which is older, Nolan or Kalathil?", SIDES_DIRECTORS) is None  # not a yes/no question

@@ -5,7 +5,18 @@ from __future__ import annotations
 
 import pytest
 
-from rag_rlm.reasoning.base import Evidence, EvidenceSentence, SubQuestion
+from rag_rlm.reasoning.base import (
+    SIDE,
+    Claim,
+    Draft,
+    Evidence,
+    EvidenceSentence,
+    Part,
+    PartDraft,
+    Plan,
+    Source,
+    SubQuestion,
+)
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.types import Sentence, Span
 
@@ -40,3 +51,27 @@ def test_the_answer_leads_with_the_sentence_that_says_what_is_asked(reasoner, em
     assert part.found
     assert part.claims[0].text.startswith("He previously served as chief of staff"), part.claims
 
+
+def side(question: str, name: str, text: str) -> Part:
+    span = Span(name.lower(), 0, name, f"{name}.txt", text, 0, len(text), 1.0)
+    claim = Claim(text, (Source(span, 0, len(text)),), 0.9)
+    return Part(SubQuestion(question, focus=name, kind=SIDE), Draft((PartDraft(question, (claim,), True, 0.9, name),)))
+
+
+def test_a_yes_no_comparison_leads_with_its_verdict_citing_both_sides(reasoner):
+    q = "Are Medici and Senet both board games?"
+    sides = [side(q, "Medici", "Medici is a German-style board game by Reiner Knizia."),
+             side(q, "Senet", "Senet is a board game from ancient Egypt.")]
+    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(tuple(s.sub_question for s in sides)), 4000)
+    lead = draft.parts[0].claims[0]
+    assert lead.text == "Yes: Medici and Senet are both board games."
+    assert lead.answer == "Yes" and {s.span.title for s in lead.sources} == {"Medici", "Senet"}
+    assert [c.text for c in draft.parts[0].claims[1:]] == [p.draft.claims[0].text for p in sides]
+
+
+def test_a_yes_no_comparison_the_sentences_do_not_settle_is_not_guessed(reasoner):
+    q = "Are Frozen and Escape both animated features?"
+    sides = [side(q, "Frozen", "Frozen is the 53rd Disney animated feature film."),
+             side(q, "Escape", "Escape is a 1976 family drama film.")]
+    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(), 4000)
+    assert not any(c.text.startswith(("Yes", "No")) for c in draft.claims)

@@ -271,3 +271,69 @@ def winner(cue: str, figures: Sequence[float]) -> int:
     """Index of the side the cue picks."""
     smallest = cue in _EARLY | _LESS
     return int(np.argmin(figures) if smallest else np.argmax(figures))
+
+
+# -- yes/no comparisons -----------------------------------------------------------------------
+
+# Nationality words: "American" is what a person or a thing is (an adjective), not a thing itself.
+DEMONYMS = frozenset(
+    "American British English French German Italian Spanish Australian Canadian Indian Chinese Japanese "
+    "Russian Irish Scottish Welsh European African Asian Mexican Swedish Dutch Korean Brazilian Polish Greek "
+    "Turkish Israeli Jewish Christian Catholic Roman Norwegian Danish Finnish Portuguese Austrian Swiss "
+    "Belgian Egyptian Persian Arab Arabic Latin Hindi Soviet Indonesian Filipino Argentine Chilean "
+    "Pakistani Iranian Iraqi Ukrainian Hungarian Czech Romanian Serbian Croatian Nigerian Kenyan".split())
+
+
+_YES_NO = re.compile(r"^(are|were|is|was|do|does|did|have|has)\b", re.IGNORECASE)
+
+
+def verdict(question: str, sides: Sequence[tuple[str, str]]) -> bool | None:
+    """The answer to a yes/no comparison ("Are X and Y both film directors?", "Were X and Y of
+    the same nationality?") from each side's (name, sentence), or None when the sentences do not
+    settle it: both say what is asked (yes), or one says something else of the kind (no: a
+    "Hungarian" director is no "American" one, "Jiangsu province" is not "Jiangxi province").
+    A sentence that is merely silent settles nothing."""
+    if len(sides) < 2 or not _YES_NO.match(question.strip()):
+        return None
+    same = re.search(r"\bsame\s+([a-z]+)", question, re.IGNORECASE)
+    if same:
+        values = [_values(text, same.group(1).lower()) for _, text in sides]
+        return None if not all(values) else all(v & values[0] for v in values)
+    names = set().union(*(content_words(name) for name, _ in sides))
+    wanted = content_words(question) - names
+    if not wanted:
+        return None
+    if all(wanted <= content_words(text) for _, text in sides):
+        return True
+    asked = {w for w in wanted if w.capitalize() in DEMONYMS}
+    if any(asked and _demonyms(text) and not asked & _demonyms(text) for _, text in sides):
+        return False
+    return None
+
+
+def _demonyms(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Z][a-z]+", text) if w in DEMONYMS}
+
+
+def _values(text: str, noun: str) -> set[str]:
+    """What `text` gives as its `noun` ("Jiangsu" for province in "a city in Jiangsu province";
+    "Louisiana" for state in "the State of Louisiana"; the nationality words for nationality)."""
+    if noun in ("nationality", "nationalities", "country", "citizenship"):
+        return _demonyms(text)
+    before = re.findall(rf"({_NAME})\s+{noun}s?\b", text)  # lower case: "United States" is a name, no state
+    after = re.findall(rf"\b(?i:{noun})s?\s+of\s+({_NAME})", text)
+    return {v.lower() for v in before + after}
+
+
+def yes_no(question: str, names: Sequence[str], answer: bool) -> str:
+    """The sentence that says the verdict in the question's own words: "Yes: Medici and Senet are
+    both board games." / "No: Nantong and Jingdezhen are not situated in the same province."; ""
+    when the question's shape gives no words for it."""
+    q = " ".join(question.split()).rstrip(" ?")
+    verb = q.split(" ", 1)[0].lower()
+    last = max((q.rfind(n) + len(n) for n in names if n in q), default=-1)
+    said = q[last:].strip(" ,") if last > 0 else ""
+    if not said:
+        return ""
+    subject = " and ".join(names)
+    return f"Yes: {subject} {verb} {said}." if answer else f"No: {subject} {verb} not {said}."

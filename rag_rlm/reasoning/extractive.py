@@ -226,8 +226,10 @@ class ExtractiveReasoner:
         return () if _same(lead, link) else (lead, link)
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
-        """Each side's best sentence; when they give the figure the question compares on, a
-        first claim saying which side it is, with both figures."""
+        """Each side's best sentence, after a first claim that settles the comparison when they
+        can: which side it is, with both figures, when they give the figure the question compares
+        on ("formed first"); yes or no when they say (or contradict) what a yes/no comparison asks
+        ("Are X and Y both film directors?")."""
         leads = [(p.sub_question.focus, p.draft.parts[0].claims[0]) for p in sides
                  if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
         confs = [p.draft.parts[0].confidence for p in sides if p.draft.parts]
@@ -238,15 +240,19 @@ class ExtractiveReasoner:
             found = bool(claims) and conf >= self.found_threshold
             return PartDraft(question, claims if found else (), found, conf)
         claims = [c for _, c in leads]
-        figures = [compose.figure(c.text, cue) for c in claims] if cue else []
-        if cue and not all(f is not None for f in figures):  # "which is larger" with no sizes given
-            return PartDraft(question, (), False, min(confs))
-        if cue and all(f is not None for f in figures):
+        sources = tuple(s for c in claims for s in c.sources)
+        if cue:
+            figures = [compose.figure(c.text, cue) for c in claims]
+            if not all(f is not None for f in figures):  # "which is larger" with no sizes given
+                return PartDraft(question, (), False, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
             text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
-            sources = tuple(s for c in claims for s in c.sources)
             claims.insert(0, Claim(text, sources, 1.0, leads[w][0]))
+        elif (answer := compose.verdict(question, [(name, c.text) for name, c in leads])) is not None:
+            said = compose.yes_no(question, [name for name, _ in leads], answer)
+            if said:
+                claims.insert(0, Claim(said, sources, 1.0, "Yes" if answer else "No"))
         return PartDraft(question, tuple(claims), True, min(confs))
 
     # --- reflect ----------------------------------------------------------------------------
