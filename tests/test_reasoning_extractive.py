@@ -52,6 +52,20 @@ def test_the_answer_leads_with_the_sentence_that_says_what_is_asked(reasoner, em
     assert part.claims[0].text.startswith("He previously served as chief of staff"), part.claims
 
 
+def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasoner, embedder):
+    ev = evidence(embedder, "Index Types", [
+        "Hash indexes store a 32-bit hash code derived from the value of the indexed column.",
+        "Hence, such indexes can only handle simple equality comparisons.",
+        "B-tree indexes can also be used to retrieve data in sorted order."])
+    part = reasoner.answer([SubQuestion("Which index type can handle equality comparisons only?")], [ev], 4000)[0].parts[0]
+    lead = part.claims[0]
+    assert lead.text == ("Hash indexes store a 32-bit hash code derived from the value of the indexed column. "
+                         "Hence, such indexes can only handle simple equality comparisons.")
+    (source,) = lead.sources  # one quote from the start of the first sentence to the end of the second
+    assert (source.start, source.end) == (0, ev.sentences[1].sentence.end)
+    assert not any(c.text == ev.sentences[0].sentence.text for c in part.claims[1:])  # not said twice
+
+
 def side(question: str, name: str, text: str) -> Part:
     span = Span(name.lower(), 0, name, f"{name}.txt", text, 0, len(text), 1.0)
     claim = Claim(text, (Source(span, 0, len(text)),), 0.9)

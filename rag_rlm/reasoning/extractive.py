@@ -127,6 +127,7 @@ class ExtractiveReasoner:
     def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
         """The best sentence, one more when it scores nearly as well and says something else,
         and whether they answer the question at all."""
+        before = _preceding(cands)
         cands = [c for c in cands if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
@@ -136,7 +137,12 @@ class ExtractiveReasoner:
         conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
                                   " ".join(c.context for c in cands), cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
-        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
+        lead = cands[chosen[0]]
+        carried = before.get(id(lead)) if _ANAPHOR.match(lead.sentence.text) else None
+        if carried is not None:  # the sentence it refers to is its support: the lead says two already
+            chosen = chosen[:1]
+        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i]), carried if k == 0 else None)
+                       for k, i in enumerate(chosen))
         found = conf >= self.found_threshold
         return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
 
@@ -163,10 +169,13 @@ class ExtractiveReasoner:
             chosen.append(i)
         return chosen
 
-    def _claim(self, question: str, cand: _Candidate, score: float) -> Claim:
+    def _claim(self, question: str, cand: _Candidate, score: float, before: _Candidate | None = None) -> Claim:
+        """A sentence as a claim; `before`: the sentence before it, said first when this one refers
+        back to it ("Hash indexes store a hash code. Hence, such indexes ...")."""
         s = cand.sentence
-        return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
-                     compose.short_answer(question, s.text), cand.vector)
+        text, start = (f"{before.sentence.text} {s.text}", before.sentence.start) if before else (s.text, s.start)
+        return Claim(text, (Source(cand.span, start, s.end),), score, compose.short_answer(question, s.text),
+                     cand.vector)
 
     # --- merge ------------------------------------------------------------------------------
     def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
@@ -336,6 +345,23 @@ def _answers_alone(sentence: Sentence) -> bool:
     nothing on their own: they are context, never an answer."""
     text = sentence.text.rstrip()
     return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
+
+
+# A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
+# its own what it is about: the sentence before it does.
+_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then)\b,?\s*)?"
+                      r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
+
+
+def _preceding(cands: Sequence[_Candidate]) -> dict[int, _Candidate]:
+    """Each candidate's previous sentence in the same span (a text sentence, not a heading)."""
+    at = {(c.span.id, c.sentence.index): c for c in cands}
+    out = {}
+    for c in cands:
+        prev = at.get((c.span.id, c.sentence.index - 1))
+        if prev is not None and prev.sentence.kind != "heading":
+            out[id(c)] = prev
+    return out
 
 
 def _same(a: Claim, b: Claim) -> bool:
