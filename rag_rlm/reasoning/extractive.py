@@ -115,8 +115,8 @@ class ExtractiveReasoner:
             return Draft((PartDraft(sub.text, focus=sub.focus),), error="budget")
         part = self._part(sub, evidence, cands)
         spent = sum(self._count(c.text) for c in part.claims)
-        if spent > allowance - read:  # keep the lead sentence only
-            part = replace(part, claims=part.claims[:1])
+        if spent > allowance - read:  # keep one sentence: the closest, which the part was judged on
+            part = replace(part, claims=(max(part.claims, key=lambda c: c.score),))
             spent = sum(self._count(c.text) for c in part.claims)
             if spent > allowance - read:
                 part = replace(part, claims=(), found=False)
@@ -127,7 +127,6 @@ class ExtractiveReasoner:
     def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
         """The best sentence, one more when it scores nearly as well and says something else,
         and whether they answer the question at all."""
-        before = _preceding(cands)
         cands = [c for c in cands if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
@@ -137,22 +136,23 @@ class ExtractiveReasoner:
         conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
                                   " ".join(c.context for c in cands), cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
-        lead = cands[chosen[0]]
-        carried = before.get(id(lead)) if _ANAPHOR.match(lead.sentence.text) else None
-        if carried is not None:  # the sentence it refers to is its support: the lead says two already
-            chosen = chosen[:1]
-        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i]), carried if k == 0 else None)
-                       for k, i in enumerate(chosen))
+        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
         return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
 
     def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None],
                 question: str = "", contexts: Sequence[str] = ()) -> list[int]:
-        """The best candidate, then the next ones that score nearly as well, say something else
-        and cover a word of the question the ones before did not (else the question did not ask
-        for them: "$100 to $500" after the "$500" rule)."""
+        """The lead (the close candidate that answers best), then the closest one when that is
+        another that says something else (what the answer is judged on, kept so that a merge
+        judges it too), else the next ones that score nearly as well, say something else and cover
+        a word of the question the ones before did not (else the question did not ask for them:
+        "$100 to $500" after the "$500" rule)."""
         order = ranked.order()
         chosen = order[:1]
+        if ranked.best != chosen[0] and _similar(vectors[ranked.best], vectors[chosen[0]]):
+            chosen = [ranked.best]  # the two say the same: the closest says it
+        elif ranked.best != chosen[0] and self.max_claims > 1:
+            return [chosen[0], ranked.best]
         asked = compose.content_words(question)
         covered = compose.content_words(contexts[chosen[0]]) if contexts and chosen else set()
         for i in order[1:]:
@@ -169,13 +169,10 @@ class ExtractiveReasoner:
             chosen.append(i)
         return chosen
 
-    def _claim(self, question: str, cand: _Candidate, score: float, before: _Candidate | None = None) -> Claim:
-        """A sentence as a claim; `before`: the sentence before it, said first when this one refers
-        back to it ("Hash indexes store a hash code. Hence, such indexes ...")."""
+    def _claim(self, question: str, cand: _Candidate, score: float) -> Claim:
         s = cand.sentence
-        text, start = (f"{before.sentence.text} {s.text}", before.sentence.start) if before else (s.text, s.start)
-        return Claim(text, (Source(cand.span, start, s.end),), score, compose.short_answer(question, s.text),
-                     cand.vector)
+        return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
+                     compose.short_answer(question, s.text), cand.vector)
 
     # --- merge ------------------------------------------------------------------------------
     def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
@@ -266,22 +263,27 @@ class ExtractiveReasoner:
 
     # --- reflect ----------------------------------------------------------------------------
     def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
-        """Drop claims that repeat an earlier one; name the parts the evidence did not answer,
-        so the controller retrieves once more for them."""
+        """Drop claims that repeat an earlier one; say a part's lead that refers back after the
+        sentence it refers to; name the parts the evidence did not answer, so the controller
+        retrieves once more for them."""
         read = self._count(question) + sum(self._count(c.text) for c in draft.claims)
         if read > allowance:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
-        parts, kept, dropped = [], [], 0
+        parts, kept, dropped, wrote = [], [], 0, 0
         for part in draft.parts:
             claims = [c for c in part.claims if not any(_same(c, k) for k in kept)]
             if part.claims and not claims:  # the same sentence answers this part too: keep it
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
+            carried = _self_contained(claims[0]) if claims else None
+            if carried is not None and read + wrote + self._count(carried.text) <= allowance:
+                wrote += self._count(carried.text)
+                claims = [carried]  # the sentence it refers to is its support: the lead says two already
             parts.append(replace(part, claims=tuple(claims)))
         missing = tuple(p.question for p in parts if not p.found)
         note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
-        return Draft(tuple(parts), tokens_in=read, missing=missing, notes=(note,))
+        return Draft(tuple(parts), tokens_in=read, tokens_out=wrote, missing=missing, notes=(note,))
 
     # --- conversation -----------------------------------------------------------------------
     def condense(self, question: str, history: Sequence[Turn]) -> str:
@@ -353,15 +355,21 @@ _ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|othe
                       r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
 
 
-def _preceding(cands: Sequence[_Candidate]) -> dict[int, _Candidate]:
-    """Each candidate's previous sentence in the same span (a text sentence, not a heading)."""
-    at = {(c.span.id, c.sentence.index): c for c in cands}
-    out = {}
-    for c in cands:
-        prev = at.get((c.span.id, c.sentence.index - 1))
-        if prev is not None and prev.sentence.kind != "heading":
-            out[id(c)] = prev
-    return out
+def _self_contained(claim: Claim) -> Claim | None:
+    """`claim` said after the sentence before it in its chunk, when it opens by referring back to
+    it ("Hash indexes store a hash code. Hence, such indexes ..."), quoted as one range; None when
+    it stands alone or its chunk has no sentence before it."""
+    if not _ANAPHOR.match(claim.text) or not claim.sources:
+        return None
+    source = claim.sources[0]
+    span = source.span
+    before = [s for s in split_sentences(span.text, span.document_id, span.start)
+              if s.end <= source.start and not span.text[s.end - span.start:source.start - span.start].strip()]
+    if not before or before[-1].kind == "heading":
+        return None
+    prev = before[-1]
+    return replace(claim, text=f"{prev.text} {claim.text}",
+                   sources=(replace(source, start=prev.start), *claim.sources[1:]))
 
 
 def _same(a: Claim, b: Claim) -> bool:
