@@ -103,6 +103,15 @@ def test_follow_up_is_resolved_through_history(assistant, turns, question, page,
     assert fact in r.answer, r.answer
 
 
+def test_a_lead_that_refers_back_carries_the_sentence_it_refers_to(assistant):
+    # "Hence, such indexes can only handle ..." alone does not say which index type
+    r = ask(assistant, "Which index type can handle equality comparisons only?")
+    assert r.found is True
+    assert "indexes-types.html" in cited(r)[:1], cited(r)
+    assert r.lead.startswith("Hash indexes store a 32-bit hash code"), r.lead
+    assert "such indexes can only handle simple equality comparisons" in r.lead
+
+
 # --- the Python library reference: signatures in <dt>, prose and code examples in <dd> ---------
 
 CODE = re.compile(r">>>|\bdef \w+ ?\(|¶")  # an example or a heading link quoted as a sentence

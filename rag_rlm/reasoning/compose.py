@@ -39,25 +39,48 @@ def _stem(word: str) -> str:
 class Scored:
     """Candidate sentences scored against one question."""
 
-    scores: np.ndarray  # dense + lexical, the ranking score
+    scores: np.ndarray  # dense + lexical: how close each sentence is to the question
     dense: np.ndarray  # cosine similarity with the question
     coverage: np.ndarray  # share of the question's content words in the sentence (and its context)
+    fit: np.ndarray | None = None  # how much each sentence answers the question (`answer_fit`)
+
+    @property
+    def best(self) -> int:
+        """The closest sentence: what answerability is judged on."""
+        return int(np.argmax(self.scores))
+
+    @property
+    def ranking(self) -> np.ndarray:
+        return self.scores if self.fit is None else self.scores + FIT_WEIGHT * self.fit
+
+    def order(self) -> list[int]:
+        """The order an answer takes its sentences in: those close to the question (within
+        LEAD_MARGIN of the closest) first, by how well they answer it, then the others. A
+        sentence that says what is asked but about another thing never leads."""
+        close = self.scores >= self.scores.max() - LEAD_MARGIN
+        ranking = self.ranking
+        return sorted(range(len(self.scores)), key=lambda i: (not close[i], -float(ranking[i])))
 
 
 LEXICAL_WEIGHT = 0.3
+FIT_WEIGHT = 0.3
+LEAD_MARGIN = 0.15
 
 
-def score(question: str, question_vector: np.ndarray, vectors: np.ndarray, contexts: Sequence[str]) -> Scored:
+def score(question: str, question_vector: np.ndarray, vectors: np.ndarray, contexts: Sequence[str],
+          asked: str = "") -> Scored:
     """`contexts[i]` is what sentence i says with its document title and heading: the words a
-    reader takes from its place ("Vision" heading over "100% covered")."""
+    reader takes from its place ("Vision" heading over "100% covered"). `asked`: the question as
+    the asker put it, when the answer's lead is chosen (its fit is scored against it)."""
     dense = vectors @ question_vector if len(vectors) else np.zeros(0, dtype=np.float32)
     words = content_words(question)
     if words:
         coverage = np.array([len(words & content_words(c)) / len(words) for c in contexts], dtype=np.float32)
     else:
         coverage = np.zeros(len(contexts), dtype=np.float32)
-    return Scored(dense + LEXICAL_WEIGHT * coverage + IDENTIFIER_WEIGHT * _identifiers_named(question, contexts),
-                  dense, coverage)
+    fit = np.array([answer_fit(asked, c) for c in contexts], dtype=np.float32) if asked else None
+    named = IDENTIFIER_WEIGHT * _identifiers_named(question, contexts)
+    return Scored(dense + LEXICAL_WEIGHT * coverage + named, dense, coverage, fit)
 
 
 IDENTIFIER_WEIGHT = 0.2
@@ -70,6 +93,55 @@ def _identifiers_named(question: str, contexts: Sequence[str]) -> np.ndarray:
     if not names:
         return np.zeros(len(contexts), dtype=np.float32)
     return np.array([sum(n in c.lower() for n in names) / len(names) for c in contexts], dtype=np.float32)
+
+
+# -- the sentence that answers ----------------------------------------------------------------
+
+_WH = r"(?:what|which|who|whom|whose|where|when|how)"
+_ASKING = re.compile(rf"(?:^|[.?!]\s+)(?:(?:in|at|on|for|from|by|to|of|during|under|with)\s+)?{_WH}\b", re.IGNORECASE)
+TYPE_FIT = 0.5  # a sentence holding (or lacking) a thing of the asked type: half a clause's words
+
+
+def asked_clause(question: str) -> tuple[str, str]:
+    """The clause that asks, and its part from the wh-word on: from the question's opening
+    wh-word to the first comma, or, in a statement-shaped question ("..., he served as chief of
+    staff to which Queensland Senator, who ..."), the clause around its last "what"/"which". The
+    rest of a long question only says which thing is meant."""
+    q = " ".join(question.split())
+    opening = _ASKING.search(q)
+    if opening:
+        at = opening.end() - 1
+    else:
+        found = (list(re.finditer(r"\b(?:what|which)\b", q, re.IGNORECASE))
+                 or list(re.finditer(rf"\b{_WH}\b", q, re.IGNORECASE)))
+        if not found:
+            return q, ""
+        at = found[-1].start()
+    at = q.rfind(" ", 0, at) + 1  # the wh-word's start
+    start = max(q.rfind(c, 0, at) for c in ",;.?!") + 1
+    end = min((i for i in (q.find(c, at) for c in ",;?!") if i >= 0), default=len(q))
+    relative = re.search(r"\s(?:that|who|whom|whose|which|where|when)\s", q[at + 1:end])
+    end = at + 1 + relative.start() if relative else end  # "the city where X was born": X is given
+    return q[start:end].strip(), q[at:end]
+
+
+def asked_words(question: str) -> set[str]:
+    """The content words of the asking clause that are not names or figures ("is father to which
+    Bollywood actress" -> father, actress): the relation a sentence that answers speaks of, where
+    a sentence sharing only the subject's name merely introduces it."""
+    words = asked_clause(question)[0].split()
+    plain = [w for w in words if not any(ch.isdigit() for ch in w) and not w[:1].isupper()]
+    return content_words(" ".join(plain))
+
+
+def answer_fit(question: str, sentence: str) -> float:
+    """How much `sentence` answers `question` rather than restating it: the share of the asked
+    relation's words it says, plus (minus) TYPE_FIT when it holds (lacks) a thing of the asked type
+    (a year for "born in what year", a name for "which Senator") that the question does not name."""
+    asked = asked_words(question)
+    share = len(asked & content_words(sentence)) / len(asked) if asked else 0.0
+    typed = typed_candidates(question, sentence, asked_clause(question)[1])
+    return share + (0.0 if typed is None else TYPE_FIT if typed else -TYPE_FIT)
 
 
 # -- answerability ----------------------------------------------------------------------------
@@ -137,24 +209,18 @@ def short_answer(question: str, sentence: str) -> str:
     return found[0] if found and len(set(found)) == 1 else ""
 
 
-def typed_candidates(question: str, sentence: str) -> list[str] | None:
+def typed_candidates(question: str, sentence: str, ask: str = "") -> list[str] | None:
     """Spans of `sentence` of the type the question asks for (not repeating the question); None
-    when the question's type is not one of date, figure or name."""
-    q = question.lower()
-    if re.match(r"^\s*(?:in\s+)?(?:what|which)\s+year\b|^\s*when\b", q):
-        patterns = [_DATE, _YEAR]
-    elif re.match(r"^\s*how\s+(?:many|much|long|old|often|far)\b|^\s*what\s+(?:percentage|share|percent|"
-                  r"amount|number)\b", q):
-        patterns = [_NUMBER]
-    elif re.match(r"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:city|country|town|company|person|team|"
-                  r"band|state|river|film|movie|book|school|university)\b", q):
-        patterns = [_NAME]
-    else:
+    when the question's type is not one of date, figure or name. `ask`: the words that say the
+    type, when not the question's opening (`asked_clause`)."""
+    patterns = _answer_patterns((ask or question).lower())
+    if patterns is None:
         return None
     asked = content_words(question)
     for pattern in patterns:
         found = []
-        for m in re.finditer(pattern, sentence):
+        text = re.sub(_DATE, lambda m: " " * len(m.group(0)), sentence) if pattern is _NUMBER else sentence
+        for m in re.finditer(pattern, text):  # a count is not the day of a date
             span = m.group(0).strip(" ,.;:")
             words = content_words(span)
             if span and words and not words <= asked and not _sentence_initial(sentence, m.start(), span):
@@ -162,6 +228,24 @@ def typed_candidates(question: str, sentence: str) -> list[str] | None:
         if found:
             return found
     return []
+
+
+_NAMED_THINGS = (r"city|country|town|company|person|team|band|state|river|film|movie|book|school|university|actor|"
+                 r"actress|singer|senator|politician|president|player|author|writer|director|network|station|"
+                 r"label|magazine|album|song|county|province|island|club|league|party|family|tribes?")
+
+
+def _answer_patterns(ask: str) -> list[str] | None:
+    """The shapes an answer to `ask` (lower case) takes: dates, figures or names; None if unclear."""
+    if re.match(r"^\s*(?:in\s+)?(?:what|which)\s+(?:year|date|day)\b|^\s*when\b", ask):
+        return [_DATE, _YEAR]
+    if re.match(r"^\s*how\s+(?:many|much|long|old|often|far)\b|^\s*what\s+(?:percentage|share|percent|"
+                r"amount|number)\b|^\s*what\s+(?:is|was|are|were)\s+(?:\w+\s+)?(?:population|size|height|length|"
+                r"area|capacity|attendance)\b", ask):
+        return [_NUMBER]
+    if re.match(rf"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:\w+\s+){{0,3}}?(?:{_NAMED_THINGS})\b", ask):
+        return [_NAME]
+    return None
 
 
 def _sentence_initial(sentence: str, start: int, span: str) -> bool:
@@ -200,3 +284,69 @@ def winner(cue: str, figures: Sequence[float]) -> int:
     """Index of the side the cue picks."""
     smallest = cue in _EARLY | _LESS
     return int(np.argmin(figures) if smallest else np.argmax(figures))
+
+
+# -- yes/no comparisons -----------------------------------------------------------------------
+
+# Nationality words: "American" is what a person or a thing is (an adjective), not a thing itself.
+DEMONYMS = frozenset(
+    "American British English French German Italian Spanish Australian Canadian Indian Chinese Japanese "
+    "Russian Irish Scottish Welsh European African Asian Mexican Swedish Dutch Korean Brazilian Polish Greek "
+    "Turkish Israeli Jewish Christian Catholic Roman Norwegian Danish Finnish Portuguese Austrian Swiss "
+    "Belgian Egyptian Persian Arab Arabic Latin Hindi Soviet Indonesian Filipino Argentine Chilean "
+    "Pakistani Iranian Iraqi Ukrainian Hungarian Czech Romanian Serbian Croatian Nigerian Kenyan".split())
+
+
+_YES_NO = re.compile(r"^(are|were|is|was|do|does|did|have|has)\b", re.IGNORECASE)
+
+
+def verdict(question: str, sides: Sequence[tuple[str, str]]) -> bool | None:
+    """The answer to a yes/no comparison ("Are X and Y both film directors?", "Were X and Y of
+    the same nationality?") from each side's (name, sentence), or None when the sentences do not
+    settle it: both say what is asked (yes), or one says something else of the kind (no: a
+    "Hungarian" director is no "American" one, "Jiangsu province" is not "Jiangxi province").
+    A sentence that is merely silent settles nothing."""
+    if len(sides) < 2 or not _YES_NO.match(question.strip()):
+        return None
+    same = re.search(r"\bsame\s+([a-z]+)", question, re.IGNORECASE)
+    if same:
+        values = [_values(text, same.group(1).lower()) for _, text in sides]
+        return None if not all(values) else all(v & values[0] for v in values)
+    names = set().union(*(content_words(name) for name, _ in sides))
+    wanted = content_words(question) - names
+    if not wanted:
+        return None
+    if all(wanted <= content_words(text) for _, text in sides):
+        return True
+    asked = {w for w in wanted if w.capitalize() in DEMONYMS}
+    if any(asked and _demonyms(text) and not asked & _demonyms(text) for _, text in sides):
+        return False
+    return None
+
+
+def _demonyms(text: str) -> set[str]:
+    return {w.lower() for w in re.findall(r"[A-Z][a-z]+", text) if w in DEMONYMS}
+
+
+def _values(text: str, noun: str) -> set[str]:
+    """What `text` gives as its `noun` ("Jiangsu" for province in "a city in Jiangsu province";
+    "Louisiana" for state in "the State of Louisiana"; the nationality words for nationality)."""
+    if noun in ("nationality", "nationalities", "country", "citizenship"):
+        return _demonyms(text)
+    before = re.findall(rf"({_NAME})\s+{noun}s?\b", text)  # lower case: "United States" is a name, no state
+    after = re.findall(rf"\b(?i:{noun})s?\s+of\s+({_NAME})", text)
+    return {v.lower() for v in before + after}
+
+
+def yes_no(question: str, names: Sequence[str], answer: bool) -> str:
+    """The sentence that says the verdict in the question's own words: "Yes: Medici and Senet are
+    both board games." / "No: Nantong and Jingdezhen are not situated in the same province."; ""
+    when the question's shape gives no words for it."""
+    q = " ".join(question.split()).rstrip(" ?")
+    verb = q.split(" ", 1)[0].lower()
+    last = max((q.rfind(n) + len(n) for n in names if n in q), default=-1)
+    said = q[last:].strip(" ,") if last > 0 else ""
+    if not said:
+        return ""
+    subject = " and ".join(names)
+    return f"Yes: {subject} {verb} {said}." if answer else f"No: {subject} {verb} not {said}."

@@ -115,8 +115,8 @@ class ExtractiveReasoner:
             return Draft((PartDraft(sub.text, focus=sub.focus),), error="budget")
         part = self._part(sub, evidence, cands)
         spent = sum(self._count(c.text) for c in part.claims)
-        if spent > allowance - read:  # keep the lead sentence only
-            part = replace(part, claims=part.claims[:1])
+        if spent > allowance - read:  # keep one sentence: the closest, which the part was judged on
+            part = replace(part, claims=(max(part.claims, key=lambda c: c.score),))
             spent = sum(self._count(c.text) for c in part.claims)
             if spent > allowance - read:
                 part = replace(part, claims=(), found=False)
@@ -130,10 +130,11 @@ class ExtractiveReasoner:
         cands = [c for c in cands if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
-        ranked = self._rank(sub.query, evidence, cands)
+        ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
-        conf = compose.confidence(sub.query, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(c.context for c in cands), cands[chosen[0]].sentence.text,
+        b = ranked.best
+        conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
+                                  " ".join(c.context for c in cands), cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
@@ -141,16 +142,24 @@ class ExtractiveReasoner:
 
     def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None],
                 question: str = "", contexts: Sequence[str] = ()) -> list[int]:
-        """The best candidate, then the next ones that score nearly as well, say something else
-        and cover a word of the question the ones before did not (else the question did not ask
-        for them: "$100 to $500" after the "$500" rule)."""
-        order = [int(i) for i in np.argsort(-ranked.scores)]
+        """The lead (the close candidate that answers best), then the closest one when that is
+        another that says something else (what the answer is judged on, kept so that a merge
+        judges it too), else the next ones that score nearly as well, say something else and cover
+        a word of the question the ones before did not (else the question did not ask for them:
+        "$100 to $500" after the "$500" rule)."""
+        order = ranked.order()
         chosen = order[:1]
+        if ranked.best != chosen[0] and _similar(vectors[ranked.best], vectors[chosen[0]]):
+            chosen = [ranked.best]  # the two say the same: the closest says it
+        elif ranked.best != chosen[0] and self.max_claims > 1:
+            return [chosen[0], ranked.best]
         asked = compose.content_words(question)
         covered = compose.content_words(contexts[chosen[0]]) if contexts and chosen else set()
         for i in order[1:]:
-            if len(chosen) >= self.max_claims or ranked.scores[i] < SUPPORT_RATIO * ranked.scores[chosen[0]]:
+            if len(chosen) >= self.max_claims:
                 break
+            if ranked.scores[i] < SUPPORT_RATIO * ranked.scores[ranked.best]:
+                continue
             if any(_similar(vectors[i], vectors[j]) for j in chosen):
                 continue
             adds = (asked & compose.content_words(contexts[i])) - covered if contexts else {True}
@@ -197,10 +206,12 @@ class ExtractiveReasoner:
         if not pool or any(c.vector is None for c in pool):
             return base
         contexts = [f"{c.sources[0].span.title} {c.text}" for c in pool]
-        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts)
+        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts,
+                               asked=question)
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
-        conf = compose.confidence(question, float(ranked.dense[chosen[0]]), float(ranked.coverage[chosen[0]]),
-                                  " ".join(contexts), pool[chosen[0]].text)
+        b = ranked.best
+        conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
+                                  " ".join(contexts), pool[b].text)
         found = conf >= self.found_threshold
         claims = self._bridged(question, base, hops) or tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
@@ -208,7 +219,8 @@ class ExtractiveReasoner:
     def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part]) -> tuple[Claim, ...]:
         """A question that names its subject through another thing ("the film that was shot in
         Leland") is answered by the hop's document, reached through the entity the question's own
-        evidence named: lead with the hop's sentence, then the sentence that links the two."""
+        evidence named: lead with the hop's sentence, then the sentence that links the two. When
+        the hop found nothing but the link, the link is ranked with the rest."""
         if not base.claims or not _looks_multi_hop(question):
             return ()
         link = base.claims[0]
@@ -216,13 +228,14 @@ class ExtractiveReasoner:
                   if p.found and p.claims and h.sub_question.focus and h.sub_question.focus in link.text]
         if not linked:
             return ()
-        best = max(linked, key=lambda p: p.confidence)
-        lead = best.claims[0]
-        return (lead,) if _same(lead, link) else (lead, link)
+        lead = max(linked, key=lambda p: p.confidence).claims[0]
+        return () if _same(lead, link) else (lead, link)
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
-        """Each side's best sentence; when they give the figure the question compares on, a
-        first claim saying which side it is, with both figures."""
+        """Each side's best sentence, after a first claim that settles the comparison when they
+        can: which side it is, with both figures, when they give the figure the question compares
+        on ("formed first"); yes or no when they say (or contradict) what a yes/no comparison asks
+        ("Are X and Y both film directors?")."""
         leads = [(p.sub_question.focus, p.draft.parts[0].claims[0]) for p in sides
                  if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
         confs = [p.draft.parts[0].confidence for p in sides if p.draft.parts]
@@ -233,35 +246,44 @@ class ExtractiveReasoner:
             found = bool(claims) and conf >= self.found_threshold
             return PartDraft(question, claims if found else (), found, conf)
         claims = [c for _, c in leads]
-        figures = [compose.figure(c.text, cue) for c in claims] if cue else []
-        if cue and not all(f is not None for f in figures):  # "which is larger" with no sizes given
-            return PartDraft(question, (), False, min(confs))
-        if cue and all(f is not None for f in figures):
+        sources = tuple(s for c in claims for s in c.sources)
+        if cue:
+            figures = [compose.figure(c.text, cue) for c in claims]
+            if not all(f is not None for f in figures):  # "which is larger" with no sizes given
+                return PartDraft(question, (), False, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
             text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
-            sources = tuple(s for c in claims for s in c.sources)
             claims.insert(0, Claim(text, sources, 1.0, leads[w][0]))
+        elif (answer := compose.verdict(question, [(name, c.text) for name, c in leads])) is not None:
+            said = compose.yes_no(question, [name for name, _ in leads], answer)
+            if said:
+                claims.insert(0, Claim(said, sources, 1.0, "Yes" if answer else "No"))
         return PartDraft(question, tuple(claims), True, min(confs))
 
     # --- reflect ----------------------------------------------------------------------------
     def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
-        """Drop claims that repeat an earlier one; name the parts the evidence did not answer,
-        so the controller retrieves once more for them."""
+        """Drop claims that repeat an earlier one; say a part's lead that refers back after the
+        sentence it refers to; name the parts the evidence did not answer, so the controller
+        retrieves once more for them."""
         read = self._count(question) + sum(self._count(c.text) for c in draft.claims)
         if read > allowance:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
-        parts, kept, dropped = [], [], 0
+        parts, kept, dropped, wrote = [], [], 0, 0
         for part in draft.parts:
             claims = [c for c in part.claims if not any(_same(c, k) for k in kept)]
             if part.claims and not claims:  # the same sentence answers this part too: keep it
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
+            carried = _self_contained(claims[0]) if claims else None
+            if carried is not None and read + wrote + self._count(carried.text) <= allowance:
+                wrote += self._count(carried.text)
+                claims = [carried]  # the sentence it refers to is its support: the lead says two already
             parts.append(replace(part, claims=tuple(claims)))
         missing = tuple(p.question for p in parts if not p.found)
         note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
-        return Draft(tuple(parts), tokens_in=read, missing=missing, notes=(note,))
+        return Draft(tuple(parts), tokens_in=read, tokens_out=wrote, missing=missing, notes=(note,))
 
     # --- conversation -----------------------------------------------------------------------
     def condense(self, question: str, history: Sequence[Turn]) -> str:
@@ -270,9 +292,9 @@ class ExtractiveReasoner:
         return condense(question, history, self.embedder).question
 
     # --- helpers ----------------------------------------------------------------------------
-    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate]) -> compose.Scored:
+    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate], asked: str = "") -> compose.Scored:
         qv = evidence.query_vector if evidence.query_vector is not None else self._embed([question])[0]
-        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands])
+        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands], asked)
 
     def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[_Candidate], int]:
         """The sentences of as many spans (best first) as the allowance can pay to read: fewer
@@ -325,6 +347,29 @@ def _answers_alone(sentence: Sentence) -> bool:
     nothing on their own: they are context, never an answer."""
     text = sentence.text.rstrip()
     return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
+
+
+# A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
+# its own what it is about: the sentence before it does.
+_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then)\b,?\s*)?"
+                      r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
+
+
+def _self_contained(claim: Claim) -> Claim | None:
+    """`claim` said after the sentence before it in its chunk, when it opens by referring back to
+    it ("Hash indexes store a hash code. Hence, such indexes ..."), quoted as one range; None when
+    it stands alone or its chunk has no sentence before it."""
+    if not _ANAPHOR.match(claim.text) or not claim.sources:
+        return None
+    source = claim.sources[0]
+    span = source.span
+    before = [s for s in split_sentences(span.text, span.document_id, span.start)
+              if s.end <= source.start and not span.text[s.end - span.start:source.start - span.start].strip()]
+    if not before or before[-1].kind == "heading":
+        return None
+    prev = before[-1]
+    return replace(claim, text=f"{prev.text} {claim.text}",
+                   sources=(replace(source, start=prev.start), *claim.sources[1:]))
 
 
 def _same(a: Claim, b: Claim) -> bool:

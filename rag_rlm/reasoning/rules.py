@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 
 from .base import SIDE, Plan, SubQuestion
+from .compose import DEMONYMS, comparison_cue
 
 WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
 
@@ -73,8 +74,6 @@ def split_question(question: str) -> list[str]:
 
 
 def comparison_word(question: str) -> str:
-    from .compose import comparison_cue
-
     return comparison_cue(question)
 
 
@@ -191,18 +190,10 @@ def novel_entities(question: str, text: str) -> list[str]:
             continue
         if any(n <= words for n in named):
             continue
-        if ent in _DEMONYMS:  # "American": an adjective, not a thing to look up
+        if ent in DEMONYMS:  # "American": an adjective, not a thing to look up
             continue
         out.append(ent)
     return out
-
-
-_DEMONYMS = frozenset(
-    "American British English French German Italian Spanish Australian Canadian Indian Chinese Japanese "
-    "Russian Irish Scottish Welsh European African Asian Mexican Swedish Dutch Korean Brazilian Polish Greek "
-    "Turkish Israeli Jewish Christian Catholic Roman Norwegian Danish Finnish Portuguese Austrian Swiss "
-    "Belgian Egyptian Persian Arab Arabic Latin Hindi Soviet Indonesian Filipino Argentine Chilean "
-    "Pakistani Iranian Iraqi Ukrainian Hungarian Czech Romanian Serbian Croatian Nigerian Kenyan".split())
 
 
 def residual_question(question: str) -> str:

@@ -1,0 +1,94 @@
+"""The extractive reasoner on hand-made evidence and drafts (real embedder): what the answer leads
+with."""
+
+from __future__ import annotations
+
+import pytest
+
+from rag_rlm.reasoning.base import (
+    SIDE,
+    Claim,
+    Draft,
+    Evidence,
+    EvidenceSentence,
+    Part,
+    PartDraft,
+    Plan,
+    Source,
+    SubQuestion,
+)
+from rag_rlm.reasoning.extractive import ExtractiveReasoner
+from rag_rlm.types import Sentence, Span
+
+
+@pytest.fixture(scope="module")
+def reasoner(embedder):
+    return ExtractiveReasoner(embedder)
+
+
+def evidence(embedder, title: str, sentences: list[str]) -> Evidence:
+    """One span of `sentences`, stored as sentence memory stores them (vectors with the title)."""
+    text = " ".join(sentences)
+    span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
+    stored, at = [], 0
+    for i, s in enumerate(sentences):
+        stored.append(Sentence(span.document_id, i, s, at, at + len(s)))
+        at += len(s) + 1
+    vectors = embedder.embed([f"{title}: {s}" for s in sentences])
+    return Evidence((span,), tuple(EvidenceSentence(s, span, v) for s, v in zip(stored, vectors, strict=True)))
+
+
+def test_the_answer_leads_with_the_sentence_that_says_what_is_asked(reasoner, embedder):
+    q = ("Scott Andrew Buchholz, is an Australian politician, he previously served as chief of staff to which "
+         "Queensland Senator Australian politician, who has served as the Deputy Prime Minister of Australia since "
+         "18 February 2016?")
+    ev = evidence(embedder, "Scott Buchholz", [
+        "Scott Andrew Buchholz (born 27 March 1968) is an Australian politician.",  # the closest: names him
+        "He previously served as chief of staff to Queensland Senator Barnaby Joyce and was a director of CQX "
+        "Group of Transport Companies for 18 years.",
+        "He was elected to the House of Representatives in 2010."])
+    part = reasoner.answer([SubQuestion(q)], [ev], 4000)[0].parts[0]
+    assert part.found
+    assert part.claims[0].text.startswith("He previously served as chief of staff"), part.claims
+
+
+def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasoner, embedder):
+    ev = evidence(embedder, "Index Types", [
+        "Hash indexes store a 32-bit hash code derived from the value of the indexed column.",
+        "Hence, such indexes can only handle simple equality comparisons.",
+        "B-tree indexes can also be used to retrieve data in sorted order."])
+    q = "Which index type can handle equality comparisons only?"
+    draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
+    assert draft.claims[0].text == "Hence, such indexes can only handle simple equality comparisons."
+    part = reasoner.reflect(q, draft, ev, 4000).parts[0]  # what the answer says, not what it is judged on
+    lead = part.claims[0]
+    assert lead.text == ("Hash indexes store a 32-bit hash code derived from the value of the indexed column. "
+                         "Hence, such indexes can only handle simple equality comparisons.")
+    (source,) = lead.sources  # one quote from the start of the first sentence to the end of the second
+    assert (source.start, source.end) == (0, ev.sentences[1].sentence.end)
+    assert not any(c.text == ev.sentences[0].sentence.text for c in part.claims[1:])  # not said twice
+
+
+def side(question: str, name: str, text: str) -> Part:
+    span = Span(name.lower(), 0, name, f"{name}.txt", text, 0, len(text), 1.0)
+    claim = Claim(text, (Source(span, 0, len(text)),), 0.9)
+    return Part(SubQuestion(question, focus=name, kind=SIDE), Draft((PartDraft(question, (claim,), True, 0.9, name),)))
+
+
+def test_a_yes_no_comparison_leads_with_its_verdict_citing_both_sides(reasoner):
+    q = "Are Medici and Senet both board games?"
+    sides = [side(q, "Medici", "Medici is a German-style board game by Reiner Knizia."),
+             side(q, "Senet", "Senet is a board game from ancient Egypt.")]
+    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(tuple(s.sub_question for s in sides)), 4000)
+    lead = draft.parts[0].claims[0]
+    assert lead.text == "Yes: Medici and Senet are both board games."
+    assert lead.answer == "Yes" and {s.span.title for s in lead.sources} == {"Medici", "Senet"}
+    assert [c.text for c in draft.parts[0].claims[1:]] == [p.draft.claims[0].text for p in sides]
+
+
+def test_a_yes_no_comparison_the_sentences_do_not_settle_is_not_guessed(reasoner):
+    q = "Are Frozen and Escape both animated features?"
+    sides = [side(q, "Frozen", "Frozen is the 53rd Disney animated feature film."),
+             side(q, "Escape", "Escape is a 1976 family drama film.")]
+    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(), 4000)
+    assert not any(c.text.startswith(("Yes", "No")) for c in draft.claims)
