@@ -92,3 +92,17 @@ def test_a_yes_no_comparison_the_sentences_do_not_settle_is_not_guessed(reasoner
              side(q, "Escape", "Escape is a 1976 family drama film.")]
     draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(), 4000)
     assert not any(c.text.startswith(("Yes", "No")) for c in draft.claims)
+
+
+def test_a_figure_comparison_that_one_sentence_or_a_tie_answers_states_no_winner(reasoner):
+    # Python's manual: one sentence answers both sides, and its only figure is the "1" of "O(1)"
+    q = "Which is faster for appending on the left, a deque or a list?"
+    text = "Deques support thread-safe, memory efficient appends and pops from either side with O(1) performance."
+    same = [side(q, "a deque", text), side(q, "a list", text)]
+    plan = Plan(tuple(s.sub_question for s in same), comparison="faster")
+    part = reasoner.merge(q, Draft((PartDraft(q),)), same, plan, 4000).parts[0]
+    assert [c.text for c in part.claims] == [text]  # said once, and no "a deque: 1, against a list 1"
+    tie = [side(q, "Alpha", "Alpha was founded in 1990."), side(q, "Beta", "Beta was founded in 1990.")]
+    part = reasoner.merge("Which was founded first, Alpha or Beta?", Draft((PartDraft(q),)), tie,
+                          Plan(tuple(s.sub_question for s in tie), comparison="first"), 4000).parts[0]
+    assert [c.text for c in part.claims] == ["Alpha was founded in 1990.", "Beta was founded in 1990."]

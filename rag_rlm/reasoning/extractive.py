@@ -251,6 +251,10 @@ class ExtractiveReasoner:
             figures = [compose.figure(c.text, cue) for c in claims]
             if not all(f is not None for f in figures):  # "which is larger" with no sizes given
                 return PartDraft(question, (), False, min(confs))
+            if len(set(figures)) < len(figures) or any(_same(a, b) for a, b in zip(claims, claims[1:])):
+                # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
+                distinct = [c for i, c in enumerate(claims) if not any(_same(c, d) for d in claims[:i])]
+                return PartDraft(question, tuple(distinct), True, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
             text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
