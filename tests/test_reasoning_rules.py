@@ -53,6 +53,8 @@ def test_a_later_parts_pronoun_is_the_name_the_first_part_gives():
     ("Paris is the capital of France.", ["Paris", "France"]),
     ("Smith, who founded Acme, left.", ["Smith", "Acme"]),
     ("Jones was born in Wales. Athens is older.", ["Jones", "Wales", "Athens"]),
+    ("Shelly Beach lies north of Sgt. James Doakes Park.", ["Shelly Beach", "Sgt. James Doakes Park"]),
+    ("Originally, it began in the Iron Age, in August.", ["Iron Age"]),
 ])
 def test_words_capitalised_for_opening_a_sentence_are_no_entities(text, names):
     assert entities(text) == names

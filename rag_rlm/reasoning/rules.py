@@ -145,9 +145,12 @@ def entities(text: str) -> list[str]:
         for piece in _SENTENCE_GAP.split(m.group(0)):  # "Wales. Athens": two sentences, two names
             words = piece.strip(" \"'.,").split()
             opening = _OPENS.search(text[:start]) is not None
-            while words and (words[0] in _STOP_ENTITIES or words[0][:1].islower()
-                             or (opening and _opening_word(words, text[start + len(piece):]))):
+            while words and (words[0] in _STOP_ENTITIES or (opening and _opening_word(words, text[start + len(piece):]))):
                 words, opening = words[1:], False
+            while words and words[0][:1].islower():  # "In the February Revolution": the name starts after "the"
+                words = words[1:]
+            if len(words) == 1 and words[0] in _STOP_ENTITIES:  # "and August"
+                words = []
             ent = " ".join(words)
             if len(ent) >= 3 and not ent.isdigit():
                 seen.setdefault(ent, None)
@@ -155,22 +158,24 @@ def entities(text: str) -> list[str]:
     return list(seen)
 
 
-_SENTENCE_GAP = re.compile(r"(?<=[a-z]{2})\.\s+")
+_SENTENCE_GAP = re.compile(r"(?<=[a-z]{3})\.\s+")  # not after "Sgt." or "Mrs."
 _OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\b")
 
 
 def _opening_word(words: list[str], after: str) -> bool:
     """A word capitalised only because it opens a sentence or a description: an adverb
-    ("Generally", "Otherwise"), or a verb before its object, as a manual's descriptions start
+    ("Originally", "Otherwise"; not "Shelly Beach" or "Italy"), or a verb before its object, as a manual's descriptions start
     ("Determines the maximum ...", "Specifies whether ...")."""
     word = words[0]
-    if word.endswith("ly") or word in _DISCOURSE:
+    alone = len(words) == 1 or words[1][:1].islower()  # "Shelly Beach" is a name
+    if alone and (word.endswith(_ADVERB_ENDINGS) or word in _DISCOURSE):
         return True
     following = " " + " ".join(words[1:]) if len(words) > 1 else after
     return word.endswith("s") and _DETERMINER_AFTER.match(following) is not None
 
 
+_ADVERB_ENDINGS = ("ally", "ously", "ively", "ently", "antly", "ately", "ably", "ibly", "ortly", "ingly")
 _DISCOURSE = frozenset("Otherwise Hence Thus Therefore Moreover Furthermore Nevertheless Nonetheless Meanwhile "
                        "Instead Indeed Likewise Consequently Accordingly Alternatively Similarly Still Overall "
                        "Conversely Again Further Besides".split())
