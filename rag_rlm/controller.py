@@ -17,7 +17,6 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
@@ -69,7 +68,6 @@ class Context:
     retrievals: int = 0
     llm_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _tokens: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
     def count(self, **deltas: int) -> None:
         with self._lock:
@@ -86,14 +84,8 @@ class Context:
             raise Cancelled("the request was cancelled")
 
     def tokens(self, text: str) -> int:
-        """Tokens of a question or span text (counted once per request)."""
-        with self._lock:
-            n = self._tokens.get(text)
-        if n is None:
-            n = self.embedder.count_tokens(text)
-            with self._lock:
-                self._tokens[text] = n
-        return n
+        """Tokens of a question or span text (the Assistant's embedder remembers the counts)."""
+        return self.embedder.count_tokens(text)
 
 
 @dataclass

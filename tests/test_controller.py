@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from rag_rlm.config import Settings
 from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
-from rag_rlm.memory.state import open_state
+from rag_rlm.memory.state import SqliteState, open_state
 from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Source, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.types import Chunk, Document
@@ -187,6 +188,39 @@ def test_a_chunk_cited_by_two_parts_is_one_source(corpus, embedder):
                            top_k=3)
     ids = [c.span.id for c in result.citations]
     assert ids and len(ids) == len(set(ids))
+
+
+class CountingEmbedder:
+    """The real embedder, counting every text it is asked to encode."""
+
+    def __init__(self, inner):
+        self.inner, self.dimension, self.max_tokens = inner, inner.dimension, inner.max_tokens
+        self.encoded: Counter[str] = Counter()
+
+    def embed(self, texts):
+        self.encoded.update(texts)
+        return self.inner.embed(texts)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+    def token_offsets(self, text):
+        return self.inner.token_offsets(text)
+
+
+@pytest.mark.parametrize("question", [
+    "Who leads the team that owns the deploy pipeline?",  # hops, merged against the question
+    "What is the capital of France?",  # not found: reflection retrieves for it once more
+    TWO_PARTS,  # parts, each with hops
+])
+def test_an_ask_encodes_each_text_once(corpus, embedder, tmp_path, question):
+    """Retrieval, the merge and reflection's second retrieval all need the question's vector."""
+    settings, store, collection, _ = corpus
+    counting = CountingEmbedder(embedder)
+    assistant = Assistant(settings, store=store, embedder=counting, state=SqliteState(tmp_path / "memo.db"))
+    result = assistant.ask(question, collection)
+    assert result.sub_questions  # decomposed: sub-questions retrieved and merged
+    assert counting.encoded[question] == 1 and set(counting.encoded.values()) == {1}, counting.encoded
 
 
 # --- controller logic under a scripted reasoner ----------------------------------------------
