@@ -114,7 +114,8 @@ def solve(ctx: Context, question: str) -> Node:
     """The whole flow for the top-level question, reflection included."""
     root = ctx.trace.add("ask", question, None, 0)
     held = _reserve(ctx, FLOOR, "reflect") if ctx.options.reflect else None
-    node = solve_wave(ctx, [SubQuestion(question)], 0, root)[0]
+    # with reflection on, what is remembered is the reflected answer (below), not the draft
+    node = solve_wave(ctx, [SubQuestion(question)], 0, root, remember=not ctx.options.reflect)[0]
     if held is not None:
         held.release()
         if node.status == "ok" and node.draft.parts and not node.cache_hit:
@@ -123,7 +124,8 @@ def solve(ctx: Context, question: str) -> Node:
     return node
 
 
-def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode) -> list[Node]:
+def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode,
+               remember: bool = True) -> list[Node]:
     ctx.check()
     unique = list(dict.fromkeys(subs))  # the same sub-question twice is solved once
     solved = {s: _from_memo(ctx, s, depth, parent) for s in unique}
@@ -141,7 +143,7 @@ def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: Tr
                        for i in composite}
             for i, future in futures.items():
                 solved[todo[i]] = future.result()
-        for s in todo:
+        for s in todo if remember else ():
             _to_memo(ctx, s, depth, solved[s])
     return [solved[s] for s in subs]  # type: ignore[misc]
 

@@ -223,6 +223,28 @@ def test_an_ask_encodes_each_text_once(corpus, embedder, tmp_path, question):
     assert counting.encoded[question] == 1 and set(counting.encoded.values()) == {1}, counting.encoded
 
 
+class CountingState(SqliteState):
+    """The real SQLite state store, counting its writes per (kind, key)."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.writes: Counter[tuple[str, str]] = Counter()
+
+    def put(self, kind, key, value):
+        self.writes[kind, key] += 1
+        super().put(kind, key, value)
+
+
+def test_an_answer_is_remembered_once_after_reflection(corpus, embedder, tmp_path):
+    settings, store, collection, _ = corpus
+    state = CountingState(tmp_path / "memo.db")
+    assistant = Assistant(settings, store=store, embedder=embedder, state=state)
+    first = assistant.ask(TWO_PARTS, collection)
+    assert first.status == "ok" and set(state.writes.values()) == {1}, state.writes
+    again = assistant.ask(TWO_PARTS, collection)
+    assert again.usage.cache_hits == 1 and again.answer == first.answer
+
+
 # --- controller logic under a scripted reasoner ----------------------------------------------
 
 def test_same_sub_question_twice_is_answered_once(corpus, embedder):
