@@ -230,9 +230,30 @@ class CountingState(SqliteState):
         super().__init__(path)
         self.writes: Counter[tuple[str, str]] = Counter()
 
+        self.reads: Counter[str] = Counter()
+
+    def get(self, kind, key):
+        self.reads[kind] += 1
+        return super().get(kind, key)
+
     def put(self, kind, key, value):
         self.writes[kind, key] += 1
         super().put(kind, key, value)
+
+
+class CountingStore:
+    """The real store, counting the calls of each method."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, Counter()
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+
+        def counted(*args, **kwargs):
+            self.calls[name] += 1
+            return method(*args, **kwargs)
+        return counted
 
 
 def test_an_answer_is_remembered_once_after_reflection(corpus, embedder, tmp_path):
@@ -243,6 +264,17 @@ def test_an_answer_is_remembered_once_after_reflection(corpus, embedder, tmp_pat
     assert first.status == "ok" and set(state.writes.values()) == {1}, state.writes
     again = assistant.ask(TWO_PARTS, collection)
     assert again.usage.cache_hits == 1 and again.answer == first.answer
+
+
+def test_a_wave_reads_sentence_memory_once_and_hops_skip_the_memo(corpus, embedder, tmp_path):
+    settings, store, collection, _ = corpus
+    counting, state = CountingStore(store), CountingState(tmp_path / "memo.db")
+    assistant = Assistant(settings, store=counting, embedder=embedder, state=state)
+    result = assistant.ask("Who leads the team that owns the deploy pipeline?", collection)
+    hops = [s for s in result.sub_questions if s.kind == "hop"]
+    assert len(hops) == len(result.sub_questions) >= 2 and result.found  # no reflection retrieval
+    assert counting.calls["search"] == 1 + len(hops) and counting.calls["sentences"] == 2  # two waves
+    assert state.reads["memo"] == 1  # the question's own: a hop is never remembered, so never looked up
 
 
 # --- controller logic under a scripted reasoner ----------------------------------------------
