@@ -3,8 +3,8 @@
 
 Sub-questions are solved in waves: every sub-question whose inputs are known is in the same wave;
 a wave retrieves with one embedding call and one sentence-memory read, plans, answers its leaves
-with one batched reasoner call and recurses into the rest in parallel (at most `max_parallel`). A failed sub-question is a value with a status, never an exception that fails
-the answer.
+with one batched reasoner call and recurses into the rest in parallel (at most `max_parallel`).
+A failed sub-question is a value with a status, never an exception that fails the answer.
 
 Budget: a step reserves what it will read (the question and its evidence, counted with the
 embedder's tokenizer) plus room for what it writes, and settles with what it spent. Nothing is
