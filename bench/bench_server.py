@@ -8,6 +8,8 @@ sentence memory in one run.
 (1) Builds the collection once with the real `ingest` CLI (HotpotQA + MuSiQue paragraphs from
 /work/shared/data, chunked small enough to pass --chunks; reused on later runs: ingest is
 idempotent; it stores sentence vectors, so a folder built before sentence memory will not do).
+--no-ingest skips this and asks an existing collection, e.g. bench_controller.py's 16,158-chunk
+HotpotQA one: --store pgserver://bench/out/controller2/pg --collection hotpot16k --chunks 16000.
 (2) Starts the server in a subprocess (uvicorn with the app factory, as `rag-rlm serve --workers N`
 does). (3) Runs an async httpx load client for --duration seconds and prints requests/s,
 p50/p95/p99 latency, errors and the server's peak RSS.
@@ -49,10 +51,14 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--clients", type=int, default=32)
     p.add_argument("--chunks", type=int, default=10_000, help="fewest chunks in the collection")
     p.add_argument("--chunk-tokens", type=int, default=128, help="chunk size used to build the collection")
-    p.add_argument("--store", help="store URL to reuse (e.g. bench_controller.py's: pgserver://bench/out/controller2/pg)")
+    p.add_argument("--store", help="store URL to reuse (e.g. bench_controller.py's: pgserver://bench/out/controller2/pg "
+                   "with --collection hotpot16k --chunks 16000 --no-ingest)")
     p.add_argument("--collection", default=COLLECTION, help="collection to build (or reuse) and ask")
     p.add_argument("--corpus", action="append", help="corpus file or folder to ingest, repeatable "
                    "(default: the HotpotQA and MuSiQue corpora)")
+    p.add_argument("--ingest", action=argparse.BooleanOptionalAction, default=True,
+                   help="ingest the corpora first; --no-ingest asks the collection as it is (another bench's: "
+                   "ingesting the default corpora would add MuSiQue to bench_controller's HotpotQA collection)")
     p.add_argument("--data", default=str(ROOT / "bench" / "out" / "server2"), help="store and data folder")
     p.add_argument("--workers", type=int, default=1, help="server worker processes")
     p.add_argument("--concurrent-answers", type=int, default=8, help="RAG_RLM_MAX_CONCURRENT_ANSWERS")
@@ -244,7 +250,8 @@ def run_mode(args: argparse.Namespace, mode: str, run_id: str) -> dict[str, floa
 def main() -> None:
     args = parse_args()
     Path(args.data).mkdir(parents=True, exist_ok=True)
-    build_collection(args)
+    if args.ingest:
+        build_collection(args)
     run_id = uuid.uuid4().hex[:8]  # in every unique question: no memo entry of an earlier run answers it
     rows = {mode: run_mode(args, mode, run_id) for mode in (MODES if args.compare else ["after"])}
     if args.compare:

@@ -16,7 +16,7 @@ from . import controller
 from .budget import Budget
 from .config import Settings, validate_collection_name
 from .controller import Context, Node, Options
-from .embed import Embedder, load_embedder
+from .embed import Embedder, cached, load_embedder
 from .errors import BudgetExceeded
 from .memo import MemoCache
 from .memory import Store, open_store
@@ -48,7 +48,9 @@ class Assistant:
         s = self.settings
         self.store = store or open_store(s.store, timeout=s.store_timeout)
         self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
-        self.reasoner = reasoner or build_reasoner(s, self.embedder)
+        # answering's view of it: a text met again (the question, at each step) is not encoded again
+        self.answer_embedder = cached(self.embedder)
+        self.reasoner = reasoner or build_reasoner(s, self.answer_embedder)
         self._owns_state = state is None
         if state is None:
             from .memory.state import open_state
@@ -79,7 +81,7 @@ class Assistant:
         budget = Budget(token_budget or s.token_budget, s.request_timeout)
         options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
                           s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid, s.sentence_memory)
-        ctx = Context(self.store, self.embedder, self.reasoner, self.memo, collection, version, options,
+        ctx = Context(self.store, self.answer_embedder, self.reasoner, self.memo, collection, version, options,
                       budget, Trace(request_id=request_id), emit, cancel)
         resolved = self._resolve(ctx, question, history)
         node = controller.solve(ctx, resolved)

@@ -2,10 +2,9 @@
 -> reflect, over one shared token budget, with a trace node per step.
 
 Sub-questions are solved in waves: every sub-question whose inputs are known is in the same wave;
-a wave retrieves with one embedding call (and one sentence-memory read per question), plans,
-answers its leaves with one batched reasoner call and recurses into the rest in parallel (at most
-`max_parallel`). A failed sub-question is a value with a status, never an exception that fails
-the answer.
+a wave retrieves with one embedding call and one sentence-memory read, plans, answers its leaves
+with one batched reasoner call and recurses into the rest in parallel (at most `max_parallel`).
+A failed sub-question is a value with a status, never an exception that fails the answer.
 
 Budget: a step reserves what it will read (the question and its evidence, counted with the
 embedder's tokenizer) plus room for what it writes, and settles with what it spent. Nothing is
@@ -17,10 +16,11 @@ from __future__ import annotations
 
 import re
 import threading
-from collections import OrderedDict
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
+
+import numpy as np
 
 from .budget import Budget, Reservation
 from .embed import Embedder
@@ -30,7 +30,7 @@ from .memory import Store
 from .reasoning.base import HOP, Draft, Evidence, EvidenceSentence, Part, Plan, Reasoner, SubQuestion, failed
 from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
-from .types import Span
+from .types import Sentence, Span
 
 WRITE_WANT = 256  # room for what a step writes (an LLM completion; the extractive reasoner writes less)
 PROMPT_WANT = 200  # a prompt's own words (an LLM's instructions)
@@ -69,7 +69,6 @@ class Context:
     retrievals: int = 0
     llm_calls: int = 0
     _lock: threading.Lock = field(default_factory=threading.Lock)
-    _tokens: OrderedDict[str, int] = field(default_factory=OrderedDict)
 
     def count(self, **deltas: int) -> None:
         with self._lock:
@@ -86,14 +85,8 @@ class Context:
             raise Cancelled("the request was cancelled")
 
     def tokens(self, text: str) -> int:
-        """Tokens of a question or span text (counted once per request)."""
-        with self._lock:
-            n = self._tokens.get(text)
-        if n is None:
-            n = self.embedder.count_tokens(text)
-            with self._lock:
-                self._tokens[text] = n
-        return n
+        """Tokens of a question or span text (the Assistant's embedder remembers the counts)."""
+        return self.embedder.count_tokens(text)
 
 
 @dataclass
@@ -122,7 +115,8 @@ def solve(ctx: Context, question: str) -> Node:
     """The whole flow for the top-level question, reflection included."""
     root = ctx.trace.add("ask", question, None, 0)
     held = _reserve(ctx, FLOOR, "reflect") if ctx.options.reflect else None
-    node = solve_wave(ctx, [SubQuestion(question)], 0, root)[0]
+    # with reflection on, what is remembered is the reflected answer (below), not the draft
+    node = solve_wave(ctx, [SubQuestion(question)], 0, root, remember=not ctx.options.reflect)[0]
     if held is not None:
         held.release()
         if node.status == "ok" and node.draft.parts and not node.cache_hit:
@@ -131,7 +125,8 @@ def solve(ctx: Context, question: str) -> Node:
     return node
 
 
-def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode) -> list[Node]:
+def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode,
+               remember: bool = True) -> list[Node]:
     ctx.check()
     unique = list(dict.fromkeys(subs))  # the same sub-question twice is solved once
     solved = {s: _from_memo(ctx, s, depth, parent) for s in unique}
@@ -149,36 +144,48 @@ def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: Tr
                        for i in composite}
             for i, future in futures.items():
                 solved[todo[i]] = future.result()
-        for s in todo:
+        for s in todo if remember else ():
             _to_memo(ctx, s, depth, solved[s])
     return [solved[s] for s in subs]  # type: ignore[misc]
 
 
 def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNode) -> list[Evidence]:
     vectors = ctx.embedder.embed([s.query for s in subs])  # one embedding call for the wave
-    out = []
+    found = []
     for sub, vector in zip(subs, vectors, strict=True):
         with ctx.trace.step("retrieve", sub.query, parent, depth) as node:
             spans = ctx.store.search(ctx.collection, vector, ctx.options.top_k,
                                      text=sub.query if ctx.options.hybrid else None)
             node.span_ids = [s.id for s in spans]
-            stored = _sentences(ctx, spans) if ctx.options.sentence_memory else ()
-            out.append(Evidence(tuple(spans), stored, vector))
+        found.append(spans)
+    stored = _sentences(ctx, found) if ctx.options.sentence_memory else [() for _ in found]
     ctx.count(retrievals=len(subs))
-    return out
+    return [Evidence(tuple(spans), sentences, vector)
+            for spans, sentences, vector in zip(found, stored, vectors, strict=True)]
 
 
-def _sentences(ctx: Context, spans: Sequence[Span]) -> tuple[EvidenceSentence, ...]:
-    """The stored sentences of the spans, each with the first span it overlaps (its citation)."""
-    if not spans:
-        return ()
-    sentences, vectors = ctx.store.sentences(ctx.collection, spans)
+def _sentences(ctx: Context, found: list[list[Span]]) -> list[tuple[EvidenceSentence, ...]]:
+    """The stored sentences of each question's spans, read once for the whole wave."""
+    union = list({s.id: s for spans in found for s in spans}.values())
+    if not union:
+        return [() for _ in found]
+    sentences, vectors = ctx.store.sentences(ctx.collection, union)
+    return [_attach(spans, sentences, vectors) for spans in found]
+
+
+def _attach(spans: Sequence[Span], sentences: Sequence[Sentence], vectors: np.ndarray) -> tuple[EvidenceSentence, ...]:
+    """The sentences that overlap one of `spans`, each with the first it overlaps (its citation),
+    in the order a read of these spans alone returns: by their documents' order, then in place."""
+    rank: dict[str, int] = {}
+    for span in spans:
+        rank.setdefault(span.document_id, len(rank))
     out = []
     for sentence, vector in zip(sentences, vectors, strict=True):
         span = next((s for s in spans if s.document_id == sentence.document_id
                      and sentence.start < s.end and sentence.end > s.start), None)
         if span is not None:
             out.append(EvidenceSentence(sentence, span, vector))
+    out.sort(key=lambda e: rank[e.sentence.document_id])  # stable: keeps document order within one
     return tuple(out)
 
 
@@ -360,6 +367,8 @@ def _fill(sub: SubQuestion, answers: dict[int, Node]) -> SubQuestion:
 
 
 def _from_memo(ctx: Context, sub: SubQuestion, depth: int, parent: TraceNode) -> Node | None:
+    if not _memoised(sub):
+        return None
     value = ctx.memo.get(_key(ctx, sub, depth))
     if value is None:
         return None
@@ -371,10 +380,15 @@ def _from_memo(ctx: Context, sub: SubQuestion, depth: int, parent: TraceNode) ->
 
 
 def _to_memo(ctx: Context, sub: SubQuestion, depth: int, node: Node) -> None:
-    # Only complete answers are remembered: a degraded or failed one should be retried. A hop
-    # (an entity found in this request's evidence) is rarely asked again: not worth the write.
-    if node.status == "ok" and node.draft.parts and not ctx.notes and sub.kind != HOP:
+    # Only complete answers are remembered: a degraded or failed one should be retried.
+    if node.status == "ok" and node.draft.parts and not ctx.notes and _memoised(sub):
         ctx.memo.put(_key(ctx, sub, depth), node_to_dict(node))
+
+
+def _memoised(sub: SubQuestion) -> bool:
+    """A hop (an entity found in this request's evidence) is rarely asked again: neither written
+    nor looked up."""
+    return sub.kind != HOP
 
 
 def _key(ctx: Context, sub: SubQuestion, depth: int) -> str:

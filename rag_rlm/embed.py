@@ -5,9 +5,10 @@ from __future__ import annotations
 import copy
 import os
 import threading
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Protocol
+from typing import Any, Protocol
 
 import numpy as np
 
@@ -145,6 +146,71 @@ class SentenceTransformerEmbedder:
     def count_tokens(self, text: str) -> int:
         with self._token_lock:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+class CachedEmbedder:
+    """An Embedder that remembers the vectors and token counts of the texts it saw last.
+
+    Answering asks for the same texts again and again: a question is encoded to retrieve, then
+    again to rank a merge and to retrieve for what reflection found missing, and a popular span is
+    counted by every step that reads it, in this request and the next. Texts are encoded once and
+    counted once while they stay among the last `size`. For answering; ingest encodes each text
+    once and pools sentence vectors from the encoder's token vectors, so it uses the embedder."""
+
+    def __init__(self, inner: Embedder, size: int = 50_000):
+        self.inner = inner
+        self.dimension = inner.dimension
+        self.max_tokens = inner.max_tokens
+        self.size = size
+        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()
+        self._tokens: OrderedDict[str, int] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, self.dimension), dtype=np.float32)
+        distinct = list(dict.fromkeys(texts))
+        with self._lock:
+            known = {t: v for t in distinct if (v := _recall(self._vectors, t)) is not None}
+        todo = [t for t in distinct if t not in known]
+        if todo:  # the misses in one call: concurrent callers still share the encoder's batch
+            fresh = self.inner.embed(todo)
+            with self._lock:
+                for text, vector in zip(todo, fresh, strict=True):
+                    known[text] = vector.copy()  # a row of its own: no view pins the whole batch
+                    _remember(self._vectors, text, known[text], self.size)
+        return np.stack([known[t] for t in texts])
+
+    def count_tokens(self, text: str) -> int:
+        with self._lock:
+            n = _recall(self._tokens, text)
+        if n is None:
+            n = self.inner.count_tokens(text)
+            with self._lock:
+                _remember(self._tokens, text, n, self.size)
+        return n
+
+    def token_offsets(self, text: str) -> list[tuple[int, int]]:
+        return self.inner.token_offsets(text)
+
+
+def _remember(lru: OrderedDict[str, Any], key: str, value: Any, size: int) -> None:
+    lru[key] = value
+    lru.move_to_end(key)
+    while len(lru) > size:
+        lru.popitem(last=False)
+
+
+def _recall(lru: OrderedDict[str, Any], key: str) -> Any:
+    value = lru.get(key)
+    if value is not None:
+        lru.move_to_end(key)
+    return value
+
+
+def cached(embedder: Embedder) -> CachedEmbedder:
+    """`embedder` behind a CachedEmbedder (itself when it is one already)."""
+    return embedder if isinstance(embedder, CachedEmbedder) else CachedEmbedder(embedder)
 
 
 _CACHE: dict[tuple[str, str], SentenceTransformerEmbedder] = {}

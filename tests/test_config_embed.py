@@ -8,7 +8,7 @@ import numpy as np
 import pytest
 
 from rag_rlm.config import Settings
-from rag_rlm.embed import SentenceTransformerEmbedder, bundled_model_path
+from rag_rlm.embed import CachedEmbedder, SentenceTransformerEmbedder, bundled_model_path, cached
 from rag_rlm.errors import ConfigError, ModelNotFound
 
 
@@ -101,3 +101,34 @@ def test_concurrent_callers_share_an_encode_and_each_gets_its_own_vectors():
     for i in range(12):
         assert together[i].shape == (2, embedder.dimension)
         assert np.allclose(together[i], alone[i], atol=1e-5)
+
+
+def test_cached_embedder_encodes_a_text_once_while_it_is_recent(embedder):
+    calls: list[list[str]] = []
+
+    class Recording:
+        dimension, max_tokens = embedder.dimension, embedder.max_tokens
+
+        def embed(self, texts):
+            calls.append(list(texts))
+            return embedder.embed(texts)
+
+        def count_tokens(self, text):
+            calls.append(["count: " + text])
+            return embedder.count_tokens(text)
+
+        def token_offsets(self, text):
+            return embedder.token_offsets(text)
+
+    vectors = CachedEmbedder(Recording(), size=2)
+    assert cached(vectors) is vectors
+    got = vectors.embed(["a question", "a question", "a span"])
+    assert calls == [["a question", "a span"]]  # the misses, each once, in one call
+    assert np.allclose(got, embedder.embed(["a question", "a question", "a span"]), atol=1e-5)
+    assert np.allclose(vectors.embed(["a span"]), got[2:], atol=1e-6) and len(calls) == 1
+    vectors.embed(["another"])  # the least recently used ("a question") makes room
+    vectors.embed(["a question"])
+    assert calls[1:] == [["another"], ["a question"]]
+    assert vectors.count_tokens("three words here") == vectors.count_tokens("three words here") == 3
+    assert calls.count(["count: three words here"]) == 1
+    assert vectors.embed([]).shape == (0, embedder.dimension)

@@ -6,6 +6,7 @@ from __future__ import annotations
 import re
 import threading
 import uuid
+from collections import Counter
 from dataclasses import replace
 from pathlib import Path
 
@@ -19,7 +20,7 @@ from rag_rlm.config import Settings
 from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
-from rag_rlm.memory.state import open_state
+from rag_rlm.memory.state import SqliteState, open_state
 from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Source, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.types import Chunk, Document
@@ -187,6 +188,93 @@ def test_a_chunk_cited_by_two_parts_is_one_source(corpus, embedder):
                            top_k=3)
     ids = [c.span.id for c in result.citations]
     assert ids and len(ids) == len(set(ids))
+
+
+class CountingEmbedder:
+    """The real embedder, counting every text it is asked to encode."""
+
+    def __init__(self, inner):
+        self.inner, self.dimension, self.max_tokens = inner, inner.dimension, inner.max_tokens
+        self.encoded: Counter[str] = Counter()
+
+    def embed(self, texts):
+        self.encoded.update(texts)
+        return self.inner.embed(texts)
+
+    def count_tokens(self, text):
+        return self.inner.count_tokens(text)
+
+    def token_offsets(self, text):
+        return self.inner.token_offsets(text)
+
+
+@pytest.mark.parametrize("question", [
+    "Who leads the team that owns the deploy pipeline?",  # hops, merged against the question
+    "What is the capital of France?",  # not found: reflection retrieves for it once more
+    TWO_PARTS,  # parts, each with hops
+])
+def test_an_ask_encodes_each_text_once(corpus, embedder, tmp_path, question):
+    """Retrieval, the merge and reflection's second retrieval all need the question's vector."""
+    settings, store, collection, _ = corpus
+    counting = CountingEmbedder(embedder)
+    assistant = Assistant(settings, store=store, embedder=counting, state=SqliteState(tmp_path / "memo.db"))
+    result = assistant.ask(question, collection)
+    assert result.sub_questions  # decomposed: sub-questions retrieved and merged
+    assert counting.encoded[question] == 1 and set(counting.encoded.values()) == {1}, counting.encoded
+
+
+class CountingState(SqliteState):
+    """The real SQLite state store, counting its writes per (kind, key)."""
+
+    def __init__(self, path):
+        super().__init__(path)
+        self.writes: Counter[tuple[str, str]] = Counter()
+
+        self.reads: Counter[str] = Counter()
+
+    def get(self, kind, key):
+        self.reads[kind] += 1
+        return super().get(kind, key)
+
+    def put(self, kind, key, value):
+        self.writes[kind, key] += 1
+        super().put(kind, key, value)
+
+
+class CountingStore:
+    """The real store, counting the calls of each method."""
+
+    def __init__(self, inner):
+        self.inner, self.calls = inner, Counter()
+
+    def __getattr__(self, name):
+        method = getattr(self.inner, name)
+
+        def counted(*args, **kwargs):
+            self.calls[name] += 1
+            return method(*args, **kwargs)
+        return counted
+
+
+def test_an_answer_is_remembered_once_after_reflection(corpus, embedder, tmp_path):
+    settings, store, collection, _ = corpus
+    state = CountingState(tmp_path / "memo.db")
+    assistant = Assistant(settings, store=store, embedder=embedder, state=state)
+    first = assistant.ask(TWO_PARTS, collection)
+    assert first.status == "ok" and set(state.writes.values()) == {1}, state.writes
+    again = assistant.ask(TWO_PARTS, collection)
+    assert again.usage.cache_hits == 1 and again.answer == first.answer
+
+
+def test_a_wave_reads_sentence_memory_once_and_hops_skip_the_memo(corpus, embedder, tmp_path):
+    settings, store, collection, _ = corpus
+    counting, state = CountingStore(store), CountingState(tmp_path / "memo.db")
+    assistant = Assistant(settings, store=counting, embedder=embedder, state=state)
+    result = assistant.ask("Who leads the team that owns the deploy pipeline?", collection)
+    hops = [s for s in result.sub_questions if s.kind == "hop"]
+    assert len(hops) == len(result.sub_questions) >= 2 and result.found  # no reflection retrieval
+    assert counting.calls["search"] == 1 + len(hops) and counting.calls["sentences"] == 2  # two waves
+    assert state.reads["memo"] == 1  # the question's own: a hop is never remembered, so never looked up
 
 
 # --- controller logic under a scripted reasoner ----------------------------------------------

@@ -239,7 +239,7 @@ class PgVectorStore:
             ).format(table), (
                 list(rank), list(rank.values()),
                 [s.document_id for s in spans], [s.start for s in spans], [s.end for s in spans],
-            )).fetchall()
+            ), binary=True).fetchall()  # vectors as raw floats: parsing their text was most of a read's CPU
         found = [Sentence(document_id=r[0], index=r[1], text=r[2], start=r[3], end=r[4], heading=r[5], kind=r[6])
                  for r in rows]
         if not rows:

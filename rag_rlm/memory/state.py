@@ -130,12 +130,10 @@ class PostgresState:
         return row[0] if row else None
 
     def put(self, kind: str, key: str, value: dict[str, Any]) -> None:
-        from psycopg.types.json import Jsonb
-
-        _encode(value)  # same validation and errors as SQLite
+        # the text SQLite stores (same validation and errors), cast: serialised once, not twice
         self._run(
-            "INSERT INTO rag_rlm_state (kind, key, value) VALUES (%s, %s, %s) ON CONFLICT (kind, key)"
-            " DO UPDATE SET value = excluded.value, updated_at = now()", (kind, key, Jsonb(value)))
+            "INSERT INTO rag_rlm_state (kind, key, value) VALUES (%s, %s, %s::jsonb) ON CONFLICT (kind, key)"
+            " DO UPDATE SET value = excluded.value, updated_at = now()", (kind, key, _encode(value)))
 
     def items(self, kind: str, match: dict[str, Any], limit: int) -> list[dict[str, Any]]:
         from psycopg.types.json import Jsonb

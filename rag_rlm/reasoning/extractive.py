@@ -11,14 +11,12 @@ Token accounting uses the embedder's tokenizer: what a step reads (question + ev
 from __future__ import annotations
 
 import re
-import threading
-from collections import OrderedDict
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 import numpy as np
 
-from ..embed import Embedder
+from ..embed import Embedder, cached
 from ..ingest.sentences import split_sentences
 from ..ingest.sentvec import context_text
 from ..types import Sentence, Span
@@ -61,13 +59,11 @@ class ExtractiveReasoner:
         """`found_threshold`: the answerability score under which a part is "not found";
         `bridge_entities` follow-up retrievals at most, on entities named in the best sentences
         of the first `bridge_from` hits (a bridge to a second document)."""
-        self.embedder = embedder
+        self.embedder = cached(embedder)  # questions and slow-path sentences come back across steps
         self.found_threshold = found_threshold
         self.bridge_entities = bridge_entities
         self.bridge_from = bridge_from
         self.max_claims = max_claims
-        self._vectors: OrderedDict[str, np.ndarray] = OrderedDict()  # slow path and questions
-        self._lock = threading.Lock()
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, question: str, evidence: Evidence, allowance: int) -> Plan:
@@ -330,20 +326,7 @@ class ExtractiveReasoner:
         return self.embedder.count_tokens(text) if text else 0
 
     def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        """Vectors through an LRU cache: questions and slow-path sentences come back across the
-        steps of one request and across requests."""
-        keys = list(texts)
-        with self._lock:
-            todo = [k for k in dict.fromkeys(keys) if k not in self._vectors]
-        if todo:
-            fresh = self.embedder.embed(todo)
-            with self._lock:
-                for k, v in zip(todo, fresh, strict=True):
-                    self._vectors[k] = v
-                while len(self._vectors) > 50_000:
-                    self._vectors.popitem(last=False)
-        with self._lock:
-            return np.stack([self._vectors[k] for k in keys])
+        return self.embedder.embed(texts)
 
 
 def _answers_alone(sentence: Sentence) -> bool:
