@@ -10,6 +10,7 @@ Token accounting uses the embedder's tokenizer: what a step reads (question + ev
 
 from __future__ import annotations
 
+import itertools
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -247,7 +248,7 @@ class ExtractiveReasoner:
             figures = [compose.figure(c.text, cue) for c in claims]
             if not all(f is not None for f in figures):  # "which is larger" with no sizes given
                 return PartDraft(question, (), False, min(confs))
-            if len(set(figures)) < len(figures) or any(_same(a, b) for a, b in zip(claims, claims[1:])):
+            if len(set(figures)) < len(figures) or any(_same(a, b) for a, b in itertools.pairwise(claims)):
                 # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
                 distinct = [c for i, c in enumerate(claims) if not any(_same(c, d) for d in claims[:i])]
                 return PartDraft(question, tuple(distinct), True, min(confs))
