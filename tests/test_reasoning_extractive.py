@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag_rlm.reasoning.base import (
+    HOP,
     SIDE,
     Claim,
     Draft,
@@ -106,3 +107,17 @@ def test_a_figure_comparison_that_one_sentence_or_a_tie_answers_states_no_winner
     part = reasoner.merge("Which was founded first, Alpha or Beta?", Draft((PartDraft(q),)), tie,
                           Plan(tuple(s.sub_question for s in tie), comparison="first"), 4000).parts[0]
     assert [c.text for c in part.claims] == ["Alpha was founded in 1990.", "Beta was founded in 1990."]
+
+
+def test_a_merge_ranks_sentences_with_the_heading_they_were_stored_under(reasoner, embedder):
+    # the PostgreSQL manual: a parameter's name heads its description, not each of its sentences
+    q = "What is the default value of max_connections?"
+    texts = ["The default value is three connections.", "The default is typically 100 connections."]
+    headings = ["superuser_reserved_connections (integer)", "max_connections (integer)"]
+    vectors = embedder.embed(texts)
+    span = Span("conn", 0, "Connection Settings", "conn.html", " ".join(texts), 0, 80, 1.0)
+    own, hop = (Claim(t, (Source(span, 0, len(t)),), 1.0, "", v, f"Connection Settings {h} {t}")
+                for t, h, v in zip(texts, headings, vectors, strict=True))
+    parts = [Part(SubQuestion(q, focus="TCP", kind=HOP), Draft((PartDraft(q, (hop,), True, 0.9, "TCP"),)))]
+    merged = reasoner.merge(q, Draft((PartDraft(q, (own,), True, 0.9),)), parts, Plan(), 4000).parts[0]
+    assert merged.claims[0].text == "The default is typically 100 connections.", merged.claims

@@ -78,6 +78,7 @@ class Claim:
     score: float = 0.0
     answer: str = ""
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)  # for ranking in merge
+    context: str = field(default="", compare=False, repr=False)  # with its title and heading, for merge's word overlap
 
 
 @dataclass(frozen=True)

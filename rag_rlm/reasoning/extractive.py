@@ -169,7 +169,7 @@ class ExtractiveReasoner:
     def _claim(self, question: str, cand: _Candidate, score: float) -> Claim:
         s = cand.sentence
         return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
-                     compose.short_answer(question, s.text), cand.vector)
+                     compose.short_answer(question, s.text), cand.vector, cand.context)
 
     # --- merge ------------------------------------------------------------------------------
     def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
@@ -202,7 +202,9 @@ class ExtractiveReasoner:
         pool = [c for i, c in enumerate(pool) if not any(_same(c, d) for d in pool[:i])]
         if not pool or any(c.vector is None for c in pool):
             return base
-        contexts = [f"{c.sources[0].span.title} {c.text}" for c in pool]
+        # a sentence's heading names what it is about ("max_connections (integer)" over "The
+        # default is typically 100 connections"); a claim from the memo has only its title
+        contexts = [c.context or f"{c.sources[0].span.title} {c.text}" for c in pool]
         ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts,
                                asked=question)
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
