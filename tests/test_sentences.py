@@ -66,13 +66,16 @@ def test_a_higher_level_heading_closes_the_subsection():
 def test_a_definition_block_lends_its_term_to_its_later_sentences():
     # an HTML <dt>/<dd> pair reaches the splitter as "term: description" (see parsers)
     text = ("# Connection Settings\n\nmax_connections (integer): Determines the maximum number of connections. "
-            "The default is typically 100 connections.\n\nThe server reads this file. Then: it starts.")
+            "The default is typically 100 connections.\n\nThe server reads this file. Then: it starts.\n\n"
+            "PostgreSQL provides several index types: B-tree and Hash. Each type uses its own algorithm.")
     out = split_sentences(text)
     assert [(s.text, s.heading) for s in out if s.kind == "text"] == [
         ("max_connections (integer): Determines the maximum number of connections.", "Connection Settings"),
         ("The default is typically 100 connections.", "Connection Settings — max_connections (integer)"),
         ("The server reads this file.", "Connection Settings"),  # no term: the block's first sentence has none
         ("Then: it starts.", "Connection Settings"),
+        ("PostgreSQL provides several index types: B-tree and Hash.", "Connection Settings"),
+        ("Each type uses its own algorithm.", "Connection Settings"),  # a clause before a list is no term
     ]
 
 

@@ -131,7 +131,12 @@ def _label(sentence: str) -> str:
     Claims ..."): what its later sentences are about though they do not name it ("The default
     is typically 100 connections" under "max_connections (integer): Determines ...")."""
     m = _LABEL.match(sentence)
-    return m.group(1).strip() if m and len(m.group(1).split()) <= 6 else ""
+    if not m:
+        return ""
+    term = m.group(1).strip()
+    # a name, not a clause: "PostgreSQL provides several index types: B-tree, ..." is a sentence
+    # that introduces a list, and its later sentences are not about "provides"
+    return term if len(term.split()) <= 3 or "(" in term else ""
 
 
 # --- blocks ---------------------------------------------------------------------------------
