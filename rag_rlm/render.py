@@ -99,11 +99,12 @@ _WH = r"(?:what|who|whom|whose|which|when|where|why|how(?:\s+(?:many|much|long|o
 _BE = {"is", "are", "was", "were"}
 _AUX = _BE | {"do", "does", "did", "has", "have", "had", "can", "could", "should", "would", "will", "may", "must"}
 _PRONOUNS = set(_PERSON) | {"you", "they", "he", "she", "it"}
-_SUBJECTS = _PRONOUNS | {"new", "a", "an", "the", "this", "that", "these",
-                             "those", "each", "every", "all", "some", "any", "your", "their", "his", "her", "its"}
+_SUBJECTS = _PRONOUNS | {"new", "a", "an", "the", "this", "that", "these", "those", "each", "every", "all", "some",
+                         "any", "your", "their", "his", "her", "its"}
 # a word that makes a clause of the phrase after "what is": turning it would need a parser
 _CLAUSE = {"to", "that", "which", "who", "whom", "whose", "when", "where", "while", "after", "before", "if",
            "because", "since", "until", "than", "not", "n't", "there"} | _AUX
+_DANGLING = {"of", "in", "on", "at", "to", "for", "by", "with", "from", "about", "into", "like", "as"}
 _PARTICIPLES = set("born built made held known given taken written found sold paid kept left led run set sent spent "
                    "shown seen done put brought bought thought told won lost begun chosen grown drawn thrown".split())
 
@@ -162,10 +163,6 @@ def _noun_phrase(text: str) -> bool:
         if verbish or w in _CLAUSE or w.endswith("ly") and raw.islower() and len(w) > 4:
             return False
     return True
-
-
-_DANGLING = {"of", "in", "on", "at", "to", "for", "by", "with", "from", "about", "into", "like", "as"}
-
 
 def _be(verb: str, subject: str) -> str:
     return {"am": "are"}.get(verb.lower(), verb.lower()) if subject.split()[0].lower() != "i" else "are"

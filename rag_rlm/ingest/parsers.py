@@ -225,7 +225,7 @@ def _strings(tag) -> str:  # noqa: ANN001 - a bs4 Tag
     parts: list[str] = []
     for node in tag.descendants:
         if type(node) is NavigableString or isinstance(node, CData):
-            if node.find_parent("pre") is None or tag.name == "pre":
+            if node.find_parent("pre") is None:
                 parts.append(str(node))
         elif node.name in _BREAKS:
             parts.append(" ")

@@ -199,13 +199,13 @@ class ExtractiveReasoner:
         answer sits in the second)."""
         base = own.parts[0] if own.parts else PartDraft(question)
         pool = list(base.claims) + [c for h in hops for p in h.draft.parts if p.found for c in p.claims]
-        pool = [c for i, c in enumerate(pool) if not any(_same(c, d) for d in pool[:i])]
+        pool = _distinct(pool)
         if not pool or any(c.vector is None for c in pool):
             return base
         # a sentence's heading names what it is about ("max_connections (integer)" over "The
         # default is typically 100 connections"); a claim from the memo has only its title
         contexts = [c.context or f"{c.sources[0].span.title} {c.text}" for c in pool]
-        ranked = compose.score(question, self._embed([question])[0], np.stack([c.vector for c in pool]), contexts,
+        ranked = compose.score(question, self.embedder.embed([question])[0], np.stack([c.vector for c in pool]), contexts,
                                asked=question)
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
         b = ranked.best
@@ -252,8 +252,7 @@ class ExtractiveReasoner:
                 return PartDraft(question, (), False, min(confs))
             if len(set(figures)) < len(figures) or any(_same(a, b) for a, b in itertools.pairwise(claims)):
                 # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
-                distinct = [c for i, c in enumerate(claims) if not any(_same(c, d) for d in claims[:i])]
-                return PartDraft(question, tuple(distinct), True, min(confs))
+                return PartDraft(question, tuple(_distinct(claims)), True, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
             text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
@@ -296,7 +295,7 @@ class ExtractiveReasoner:
 
     # --- helpers ----------------------------------------------------------------------------
     def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate], asked: str = "") -> compose.Scored:
-        qv = evidence.query_vector if evidence.query_vector is not None else self._embed([question])[0]
+        qv = evidence.query_vector if evidence.query_vector is not None else self.embedder.embed([question])[0]
         return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands], asked)
 
     def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[_Candidate], int]:
@@ -322,14 +321,11 @@ class ExtractiveReasoner:
         pieces = [(span, s) for span in spans for s in split_sentences(span.text, span.document_id, span.start)]
         if not pieces:
             return []
-        vectors = self._embed([context_text(span.title, s) for span, s in pieces])
+        vectors = self.embedder.embed([context_text(span.title, s) for span, s in pieces])
         return [_Candidate(s, span, v) for (span, s), v in zip(pieces, vectors, strict=True)]
 
     def _count(self, text: str) -> int:
         return self.embedder.count_tokens(text) if text else 0
-
-    def _embed(self, texts: Sequence[str]) -> np.ndarray:
-        return self.embedder.embed(texts)
 
 
 def _answers_alone(sentence: Sentence) -> bool:
@@ -360,6 +356,11 @@ def _self_contained(claim: Claim) -> Claim | None:
     prev = before[-1]
     return replace(claim, text=f"{prev.text} {claim.text}",
                    sources=(replace(source, start=prev.start), *claim.sources[1:]))
+
+
+def _distinct(claims: Sequence[Claim]) -> list[Claim]:
+    """`claims` without those that say what an earlier one says."""
+    return [c for i, c in enumerate(claims) if not any(_same(c, d) for d in claims[:i])]
 
 
 def _same(a: Claim, b: Claim) -> bool:

@@ -47,7 +47,7 @@ def plan_by_form(question: str) -> Plan:
         sides = rule(q)
         if len(sides) >= 2:
             subs = tuple(SubQuestion(q, focus=name, kind=SIDE, query_text=ask) for name, ask in sides)
-            return Plan(subs, note=f"rule: {rule.__name__.strip('_')}", comparison=comparison_word(q))
+            return Plan(subs, note=f"rule: {rule.__name__.strip('_')}", comparison=comparison_cue(q))
     return Plan()
 
 
@@ -71,10 +71,6 @@ def _shared_subject(parts: list[str]) -> list[str]:
 def split_question(question: str) -> list[str]:
     """The retrieval queries of `plan_by_form` ("Entity: question" for sides); [] for one question."""
     return [s.query for s in plan_by_form(question).sub_questions]
-
-
-def comparison_word(question: str) -> str:
-    return comparison_cue(question)
 
 
 _COMPARE_CUE = re.compile(
@@ -141,8 +137,8 @@ def entities(text: str) -> list[str]:
     """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated."""
     seen: dict[str, None] = {}
     for m in _CAPITAL_RUN.finditer(text):
-        start = m.start()
-        for piece in _SENTENCE_GAP.split(m.group(0)):  # "Wales. Athens": two sentences, two names
+        cuts = [m.start(), *(m.start() + g.end() for g in _SENTENCE_GAP.finditer(m.group(0)))]
+        for start, piece in zip(cuts, _SENTENCE_GAP.split(m.group(0)), strict=True):  # "Wales. Athens": two names
             words = piece.strip(" \"'.,").split()
             opening = _OPENS.search(text[:start]) is not None
             while words and (words[0] in _STOP_ENTITIES or (opening and _opening_word(words, text[start + len(piece):]))):
@@ -154,7 +150,6 @@ def entities(text: str) -> list[str]:
             ent = " ".join(words)
             if len(ent) >= 3 and not ent.isdigit():
                 seen.setdefault(ent, None)
-            start += len(piece) + 2
     return list(seen)
 
 
@@ -165,8 +160,8 @@ _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\
 
 def _opening_word(words: list[str], after: str) -> bool:
     """A word capitalised only because it opens a sentence or a description: an adverb
-    ("Originally", "Otherwise"; not "Shelly Beach" or "Italy"), or a verb before its object, as a manual's descriptions start
-    ("Determines the maximum ...", "Specifies whether ...")."""
+    ("Originally", "Otherwise"; not "Shelly Beach" or "Italy"), or a verb before its object, as
+    a manual's descriptions start ("Determines the maximum ...", "Specifies whether ...")."""
     word = words[0]
     alone = len(words) == 1 or words[1][:1].islower()  # "Shelly Beach" is a name
     if alone and (word.endswith(_ADVERB_ENDINGS) or word in _DISCOURSE):
