@@ -121,3 +121,32 @@ def test_a_merge_ranks_sentences_with_the_heading_they_were_stored_under(reasone
     parts = [Part(SubQuestion(q, focus="TCP", kind=HOP), Draft((PartDraft(q, (hop,), True, 0.9, "TCP"),)))]
     merged = reasoner.merge(q, Draft((PartDraft(q, (own,), True, 0.9),)), parts, Plan(), 4000).parts[0]
     assert merged.claims[0].text == "The default is typically 100 connections.", merged.claims
+
+
+def hop(question: str, focus: str, confidence: float, *claims: Claim) -> Part:
+    return Part(SubQuestion(question, focus=focus, kind=HOP),
+                Draft((PartDraft(question, claims, True, confidence, focus),)))
+
+
+def claim(embedder, title: str, text: str) -> Claim:
+    span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
+    return Claim(text, (Source(span, 0, len(text)),), 0.9, "", embedder.embed([text])[0], f"{title} {text}")
+
+
+def test_a_bridge_leads_with_the_sentence_a_hop_found_past_the_link(reasoner, embedder):
+    # HotpotQA: the surest hop (on Gillian Chung) finds the link again; the hop on Edison Chen finds the answer
+    q = "What actresses were involved in the scandal that temporarily separated the Hong Kong duo Twins in 2008?"
+    link = claim(embedder, "Twins (group)", "In February 2008 the duo temporarily separated after the Edison Chen "
+                 "photo scandal involving Gillian Chung.")
+    answer = claim(embedder, "Edison Chen photo scandal", "In 2008, intimate photographs of Hong Kong actor Edison "
+                   "Chen with various women, including actresses Gillian Chung, Bobo Chan and Cecilia Cheung, "
+                   "were distributed.")
+    own = Draft((PartDraft(q, (link,), True, 0.9),))
+    hops = [hop(q, "Gillian Chung", 1.0, link, answer), hop(q, "Edison Chen", 0.9, answer, link)]
+    merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
+    assert [c.text for c in merged.claims] == [answer.text, link.text]
+    # a hop's sentence far from the question never leads in place of the link
+    stray = claim(embedder, "Wonder Woman (2017 film)", "Diana then leaves her home in order to end the conflict.")
+    hops = [hop(q, "Gillian Chung", 1.0, link), hop(q, "Edison Chen", 0.9, stray)]
+    merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
+    assert merged.claims[0].text == link.text

@@ -41,6 +41,7 @@ from .rules import novel_entities, plan_by_form, residual_question
 MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
 SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
 DUPLICATE = 0.9  # cosine above which two sentences say the same thing
+BRIDGE_RATIO = 0.5  # a hop's sentence scoring this share of the best one is relevant to the question
 
 
 @dataclass(frozen=True)
@@ -212,23 +213,28 @@ class ExtractiveReasoner:
         conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
                                   " ".join(contexts), pool[b].text)
         found = conf >= self.found_threshold
-        claims = self._bridged(question, base, hops) or tuple(pool[i] for i in chosen)
+        relevant = [c for c, v in zip(pool, ranked.scores, strict=True) if v >= BRIDGE_RATIO * ranked.scores[b]]
+        claims = self._bridged(question, base, hops, relevant) or tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
 
-    def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part]) -> tuple[Claim, ...]:
+    def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part],
+                 relevant: Sequence[Claim]) -> tuple[Claim, ...]:
         """A question that names its subject through another thing ("the film that was shot in
         Leland") is answered by the hop's document, reached through the entity the question's own
-        evidence named: lead with the hop's sentence, then the sentence that links the two. When
-        the hop found nothing but the link, the link is ranked with the rest."""
+        evidence named: lead with the hop's sentence, then the sentence that links the two. The
+        surest hop leads, however far its sentence is from the question's words (that is what a
+        bridge is); when it found only the link again, another hop's sentence leads if it is
+        `relevant` (a hop on "the Woman" of "Wings and the Woman" finds Wonder Woman). When no hop
+        found anything new, the link is ranked with the rest."""
         if not base.claims or not _looks_multi_hop(question):
             return ()
         link = base.claims[0]
         linked = [p for h in hops for p in h.draft.parts
                   if p.found and p.claims and h.sub_question.focus and h.sub_question.focus in link.text]
-        if not linked:
-            return ()
-        lead = max(linked, key=lambda p: p.confidence).claims[0]
-        return () if _same(lead, link) else (lead, link)
+        ranked = sorted(linked, key=lambda p: -p.confidence)
+        leads = [p.claims[0] for k, p in enumerate(ranked)
+                 if not _same(p.claims[0], link) and (k == 0 or any(p.claims[0] is c for c in relevant))]
+        return (leads[0], link) if leads else ()
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
         """Each side's best sentence, after a first claim that settles the comparison when they
