@@ -138,9 +138,8 @@ def test_a_bridge_leads_with_the_sentence_a_hop_found_past_the_link(reasoner, em
     q = "What actresses were involved in the scandal that temporarily separated the Hong Kong duo Twins in 2008?"
     link = claim(embedder, "Twins (group)", "In February 2008 the duo temporarily separated after the Edison Chen "
                  "photo scandal involving Gillian Chung.")
-    answer = claim(embedder, "Edison Chen photo scandal", "In 2008, intimate photographs of Hong Kong actor Edison "
-                   "Chen with various women, including actresses Gillian Chung, Bobo Chan and Cecilia Cheung, "
-                   "were distributed.")
+    answer = claim(embedder, "Edison Chen photo scandal", "The actresses involved in the 2008 photo scandal of Hong "
+                   "Kong actor Edison Chen were Gillian Chung, Bobo Chan, Rachel Ngan and Cecilia Cheung.")
     own = Draft((PartDraft(q, (link,), True, 0.9),))
     hops = [hop(q, "Gillian Chung", 1.0, link, answer), hop(q, "Edison Chen", 0.9, answer, link)]
     merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
@@ -149,4 +148,24 @@ def test_a_bridge_leads_with_the_sentence_a_hop_found_past_the_link(reasoner, em
     stray = claim(embedder, "Wonder Woman (2017 film)", "Diana then leaves her home in order to end the conflict.")
     hops = [hop(q, "Gillian Chung", 1.0, link), hop(q, "Edison Chen", 0.9, stray)]
     merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
+    assert merged.claims[0].text == link.text
+
+
+def test_a_hop_sentence_from_the_focus_page_leads_unless_the_link_names_what_is_asked(reasoner, embedder):
+    # HotpotQA: the hop on the Eagles finds the link first, then the Eagles' own page says the state
+    q = "From 1945-1949 Dick Humbert played for an NFL team based in what state?"
+    link = claim(embedder, "Dick Humbert", "He played for the Philadelphia Eagles (1941, 1945–1949).")
+    state = claim(embedder, "Philadelphia Eagles", "The Philadelphia Eagles are a professional American football "
+                  "franchise based in Philadelphia, Pennsylvania.")
+    hops = [hop(q, "Philadelphia Eagles", 1.0, link, state)]
+    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
+    assert [c.text for c in merged.claims] == [state.text, link.text]
+    # the link that names the Senator asked for answers itself: the Senator's own page does not lead
+    q = "Scott Buchholz previously served as chief of staff to which Queensland Senator of the National Party?"
+    link = claim(embedder, "Scott Buchholz", "He previously served as chief of staff to Queensland Senator "
+                 "Barnaby Joyce.")
+    bio = claim(embedder, "Barnaby Joyce", "Barnaby Thomas Gerard Joyce (born 17 April 1967) is an Australian "
+                "politician who has served as the Leader of the National Party.")
+    hops = [hop(q, "Barnaby Joyce", 1.0, link, bio)]
+    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
     assert merged.claims[0].text == link.text

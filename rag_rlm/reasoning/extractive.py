@@ -41,7 +41,7 @@ from .rules import novel_entities, plan_by_form, residual_question
 MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
 SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
 DUPLICATE = 0.9  # cosine above which two sentences say the same thing
-BRIDGE_RATIO = 0.5  # a hop's sentence scoring this share of the best one is relevant to the question
+BRIDGE_RATIO = 0.8  # a hop's sentence scoring this share of the best one is relevant to the question
 
 
 @dataclass(frozen=True)
@@ -221,20 +221,35 @@ class ExtractiveReasoner:
                  relevant: Sequence[Claim]) -> tuple[Claim, ...]:
         """A question that names its subject through another thing ("the film that was shot in
         Leland") is answered by the hop's document, reached through the entity the question's own
-        evidence named: lead with the hop's sentence, then the sentence that links the two. The
-        surest hop leads, however far its sentence is from the question's words (that is what a
-        bridge is); when it found only the link again, another hop's sentence leads if it is
-        `relevant` (a hop on "the Woman" of "Wings and the Woman" finds Wonder Woman). When no hop
-        found anything new, the link is ranked with the rest."""
+        evidence named: lead with the hop's sentence, then the sentence that links the two. When
+        no hop found anything past the link, the link is ranked with the rest."""
         if not base.claims or not _looks_multi_hop(question):
             return ()
         link = base.claims[0]
-        linked = [p for h in hops for p in h.draft.parts
-                  if p.found and p.claims and h.sub_question.focus and h.sub_question.focus in link.text]
-        ranked = sorted(linked, key=lambda p: -p.confidence)
-        leads = [p.claims[0] for k, p in enumerate(ranked)
-                 if not _same(p.claims[0], link) and (k == 0 or any(p.claims[0] is c for c in relevant))]
-        return (leads[0], link) if leads else ()
+        linked = sorted((p for h in hops for p in h.draft.parts if p.found and p.claims
+                         and h.sub_question.focus and h.sub_question.focus in link.text), key=lambda p: -p.confidence)
+        link_fit = compose.answer_fit(question, link.context or link.text)
+        for k, part in enumerate(linked):
+            for j, claim in enumerate(part.claims):
+                if not _same(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
+                                                              relevant, link_fit):
+                    return (claim, link)
+        return ()
+
+    @staticmethod
+    def _leads_past(question: str, claim: Claim, focus: str, surest: bool, first: bool,
+                    relevant: Sequence[Claim], link_fit: float) -> bool:
+        """Whether a hop's `claim` may lead in place of the link. The surest hop's first sentence
+        may, however far it is from the question's words (that is what a bridge is). Another
+        hop's first sentence may when it is `relevant` to the question (a hop on "the Woman" of
+        "Wings and the Woman" finds Wonder Woman). A later sentence may when it comes from the
+        focus's own page and says as much of what is asked as the link does ("Philadelphia,
+        Pennsylvania" for the Eagles of "played for an NFL team based in what state"), and not when
+        the link names what is asked itself ("chief of staff to which Senator")."""
+        if first and (surest or any(claim is c for c in relevant)):
+            return True
+        own_page = _bare_title(claim.sources[0].span.title) == focus.lower()
+        return own_page and compose.answer_fit(question, claim.context or claim.text) >= link_fit
 
     def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
         """Each side's best sentence, after a first claim that settles the comparison when they
@@ -378,7 +393,7 @@ def _similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
 
 
 _BRIDGE_SHAPE = re.compile(
-    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|\bof (?:the|a|an)\b|'s\b|\b(?:by|in|from|for) the\b",
+    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|\bof (?:the|a|an)\b|'s\b|\b(?:by|in|from|for|of) (?:the|an?)\b",
     re.IGNORECASE)
 
 
