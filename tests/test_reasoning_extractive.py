@@ -169,3 +169,13 @@ def test_a_hop_sentence_from_the_focus_page_leads_unless_the_link_names_what_is_
     hops = [hop(q, "Barnaby Joyce", 1.0, link, bio)]
     merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
     assert merged.claims[0].text == link.text
+
+
+def test_a_hop_sentence_from_the_links_own_document_is_no_bridge(reasoner, embedder):
+    # HotpotQA: both hops found another sentence of the film's own page, which says nothing asked
+    q = "Do Lafzon Ki Kahani is a remake of Always, released in which year, a film directed by Song Il-gon?"
+    link = claim(embedder, "Do Lafzon Ki Kahani (film)", "It is a remake of the 2011 Korean movie \"Always\".")
+    same_page = claim(embedder, "Do Lafzon Ki Kahani (film)", "The film released worldwide on 10 June 2016.")
+    hops = [hop(q, "Always", 1.0, same_page, link)]
+    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
+    assert merged.claims[0].text == link.text

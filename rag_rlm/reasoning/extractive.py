@@ -227,11 +227,12 @@ class ExtractiveReasoner:
             return ()
         link = base.claims[0]
         linked = sorted((p for h in hops for p in h.draft.parts if p.found and p.claims
-                         and h.sub_question.focus and h.sub_question.focus in link.text), key=lambda p: -p.confidence)
+                         and h.sub_question.focus and h.sub_question.focus in link.sources[0].span.text),
+                        key=lambda p: -p.confidence)
         link_fit = compose.answer_fit(question, link.context or link.text)
         for k, part in enumerate(linked):
             for j, claim in enumerate(part.claims):
-                if not _same(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
+                if _past(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
                                                               relevant, link_fit):
                     return (claim, link)
         return ()
@@ -377,6 +378,11 @@ def _self_contained(claim: Claim) -> Claim | None:
     prev = before[-1]
     return replace(claim, text=f"{prev.text} {claim.text}",
                    sources=(replace(source, start=prev.start), *claim.sources[1:]))
+
+
+def _past(claim: Claim, link: Claim) -> bool:
+    """Whether a hop's `claim` is past the `link`: in another document (a bridge reaches one)."""
+    return not _same(claim, link) and claim.sources[0].span.document_id != link.sources[0].span.document_id
 
 
 def _distinct(claims: Sequence[Claim]) -> list[Claim]:
