@@ -179,3 +179,26 @@ def test_a_hop_sentence_from_the_links_own_document_is_no_bridge(reasoner, embed
     hops = [hop(q, "Always", 1.0, same_page, link)]
     merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
     assert merged.claims[0].text == link.text
+
+
+def documents(embedder, docs: list[tuple[str, str]]) -> Evidence:
+    """One span per (title, sentence), ranked in the order given, with sentence memory."""
+    spans = [Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0) for title, text in docs]
+    vectors = embedder.embed([f"{title}: {text}" for title, text in docs])
+    stored = [EvidenceSentence(Sentence(s.document_id, 0, s.text, 0, len(s.text)), s, v)
+              for s, v in zip(spans, vectors, strict=True)]
+    return Evidence(tuple(spans), tuple(stored))
+
+
+def test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names(reasoner, embedder):
+    # the sentences that match "first president" best are about other countries; the hop to the
+    # answer's document is what Damerjog's own document says, ranked last by retrieval
+    q = "Who was the first president of Damerjog's country?"
+    ev = documents(embedder, [
+        ("Republic of the Congo", "Fulbert Youlou was the first president of the Republic of the Congo."),
+        ("List of presidents of Freedonia", "Rufus Firefly was the first president of Freedonia."),
+        ("Martin Van Buren", "Martin Van Buren was the eighth president of the United States."),
+        ("Damerjog", "Damerjog is a town in the southern Djibouti.")])
+    plan = reasoner.plan(q, ev, 4000)
+    assert plan.sub_questions and plan.sub_questions[0].focus == "Djibouti", plan
+    assert plan.sub_questions[0].kind == HOP

@@ -27,6 +27,8 @@ def test_one_named_thing_is_no_comparison():
 def test_residual_question_drops_the_names_and_keeps_the_ask():
     assert residual_question("Which river flows through the town where Ada Quill was born?") == \
         "Which river flows through the town where was born?"
+    assert residual_question("Who scored the first goal for Peter Bonetti's team?") == \
+        "Who scored the first goal for team?"
     # too little left: the whole question
     assert residual_question("Who is Ada Quill?") == "Who is Ada Quill?"
 
@@ -55,6 +57,11 @@ def test_a_later_parts_pronoun_is_the_name_the_first_part_gives():
     ("Jones was born in Wales. Athens is older.", ["Jones", "Wales", "Athens"]),
     ("Shelly Beach lies north of Sgt. James Doakes Park.", ["Shelly Beach", "Sgt. James Doakes Park"]),
     ("Originally, it began in the Iron Age, in August.", ["Iron Age"]),
+    # a conjunction, preposition or participle opening a sentence is no part of the name after it
+    ("Born in Salt Lake City, he moved. Even so, Though Britain won.", ["Salt Lake City", "Britain"]),
+    ("Following the war, he left for Tulsa.", ["Tulsa"]),
+    # a possessive names its owner: "Peter Bonetti", not "Peter Bonetti's"
+    ("Who scored for Peter Bonetti's team on Earth’s orbit?", ["Peter Bonetti", "Earth"]),
 ])
 def test_words_capitalised_for_opening_a_sentence_are_no_entities(text, names):
     assert entities(text) == names

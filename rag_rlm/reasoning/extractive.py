@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import itertools
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
@@ -73,7 +74,11 @@ class ExtractiveReasoner:
         by_form = plan_by_form(question)
         if by_form.sub_questions:
             return replace(by_form, tokens_in=read)
-        top = Evidence(evidence.spans[: self.bridge_from], evidence.sentences, evidence.query_vector)
+        # the first hits, and the document of a thing the question names wherever it ranks: the
+        # bridge is what that document says about it ("the country where Damerjog is")
+        spans = [*evidence.spans[: self.bridge_from],
+                 *(s for s in evidence.spans[self.bridge_from:] if _named_in(question, s.title))]
+        top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
         bridges = self._bridge_entities(question, evidence, cands)
         read = min(allowance, read + cost)
@@ -91,8 +96,11 @@ class ExtractiveReasoner:
             return []
         ranked = self._rank(question, evidence, cands)
         retrieved = {_bare_title(s.title) for s in evidence.spans}
+        # the named thing's own document first: its best sentence links it to the next thing,
+        # where the best sentence overall may be about something else the question's words match
+        subject = np.array([_named_in(question, c.span.title) for c in cands])
         picked: list[str] = []
-        for i in np.argsort(-ranked.scores):
+        for i in np.lexsort((-ranked.scores, ~subject)):
             for ent in novel_entities(question, cands[i].sentence.text):
                 if _bare_title(ent) not in retrieved and ent not in picked:
                     picked.append(ent)
@@ -412,6 +420,17 @@ def _looks_multi_hop(question: str) -> bool:
 
 def _fig(value: float) -> str:
     return str(int(value)) if float(value).is_integer() else f"{value:g}"
+
+
+def _named_in(question: str, title: str) -> bool:
+    """Does the question name the thing `title` is about? ("Black Hawk Township, Jefferson County,
+    Iowa" in "the county where Black Hawk Township is"; "Aschenbrödel" as "Aschenbrodel")."""
+    name = _plain(_bare_title(title).split(",")[0]).strip()
+    return len(name) >= 4 and re.search(rf"\b{re.escape(name)}\b", _plain(question.lower())) is not None
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
 
 
 def _bare_title(title: str) -> str:

@@ -31,7 +31,11 @@ _STOP_ENTITIES = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Satur
                   "New", "Only", "Then", "Once", "Until", "Since", "Because", "Although", "Use", "Ask", "Open",
                   "Run", "Book", "Request", "Submit", "Send", "Join", "Read", "Expenses", "Employees", "Up",
                   "Everyone", "Nobody", "None", "Not", "Never", "Always", "Here", "First",
-                  "Second", "Third", "Next", "Last", "Finally", "Questions", "Step", "Steps"}
+                  "Second", "Third", "Next", "Last", "Finally", "Questions", "Step", "Steps",
+                  # a conjunction, preposition or participle that opens a sentence ("Born in Salt
+                  # Lake City, he ...", "Following the war", "Even so"): the name starts after it
+                  "Even", "Though", "Despite", "Following", "Including", "According", "Unlike", "Among",
+                  "Upon", "Born"}
 
 
 def plan_by_form(question: str) -> Plan:
@@ -147,12 +151,13 @@ def entities(text: str) -> list[str]:
                 words = words[1:]
             if len(words) == 1 and words[0] in _STOP_ENTITIES:  # "and August"
                 words = []
-            ent = " ".join(words)
+            ent = _POSSESSIVE.sub("", " ".join(words))  # "Peter Bonetti's team": the name is "Peter Bonetti"
             if len(ent) >= 3 and not ent.isdigit():
                 seen.setdefault(ent, None)
     return list(seen)
 
 
+_POSSESSIVE = re.compile(r"['’]s?$")
 _SENTENCE_GAP = re.compile(r"(?<=[a-z]{3})\.\s+")  # not after "Sgt." or "Mrs."
 _OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\b")
@@ -204,7 +209,7 @@ def residual_question(question: str) -> str:
     q = " ".join(question.split())
     first, _, rest = q.partition(" ")
     for name in sorted((e for e in entities(rest) if len(e) >= 3), key=len, reverse=True):
-        rest = re.sub(rf"(?:\b[Tt]he\s+)?{re.escape(name)}", " ", rest)
+        rest = re.sub(rf"(?:\b[Tt]he\s+)?{re.escape(name)}(?:['’]s\b)?", " ", rest)
     rest = re.sub(r"[\"“”]\s*[\"“”]", " ", rest)
     rest = re.sub(r"\b(?:and|or)\b(?=\s*(?:[,?.]|$|\b(?:and|or|both)\b))", " ", rest)  # dangling
     rest = re.sub(r"\b(?:the|a|an)\b(?=\s*(?:[,?.]|$|\b(?:and|or|the)\b))", " ", rest)
