@@ -154,3 +154,11 @@ def test_python_reference_follow_up_and_decline(python_docs):
     assert "json" in r.resolved_question and "skipkeys" in r.answer, (r.resolved_question, r.answer)
     off = ask_python(python_docs, "What is the capital of France?")
     assert off.found is False and not off.citations
+
+
+def test_a_parameter_the_pages_never_name_is_declined(assistant):
+    # connection settings give other parameters' defaults ("The default is typically 100
+    # connections"); random_page_cost is on a page that is not here
+    r = ask(assistant, "What is the default value of random_page_cost?")
+    assert r.found is False, r.answer
+    assert "random_page_cost" in r.answer and not r.citations

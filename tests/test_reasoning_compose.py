@@ -7,10 +7,12 @@ from __future__ import annotations
 import numpy as np
 
 from rag_rlm.reasoning.compose import (
+    FOUND_THRESHOLD,
     Scored,
     answer_fit,
     asked_clause,
     asked_words,
+    confidence,
     typed_candidates,
     verdict,
     yes_no,
@@ -89,3 +91,12 @@ def test_yes_no_is_not_guessed_from_silence():
     assert verdict(q, [("Watertown Airport", "It is located in Jefferson County, New York, United States."),
                        ("Alexandria Airport", "It is in the State of Louisiana.")]) is None  # "United States" is no state
     assert verdict("Which is older, Nolan or Kalathil?", SIDES_DIRECTORS) is None  # not a yes/no question
+
+
+def test_evidence_that_never_writes_the_asked_identifier_does_not_answer():
+    # PostgreSQL's resource page: another parameter's default reads just like the one asked for
+    q = "What is the default value of random_page_cost?"
+    neighbour = "effective_io_concurrency (integer) Sets the number of concurrent disk I/O operations. The default value is one."
+    named = "random_page_cost (floating point) Sets the planner's estimate of the cost of a page. The default is 4.0."
+    assert confidence(q, 0.75, 0.6, neighbour, "The default value is one.") < FOUND_THRESHOLD
+    assert confidence(q, 0.75, 0.6, named, "The default is 4.0.") >= FOUND_THRESHOLD

@@ -148,7 +148,7 @@ def answer_fit(question: str, sentence: str) -> float:
 
 # Calibrated on ../shared/data/squad2 (same-topic unanswerable questions) and off-topic questions
 # over examples/sample: see `rag-rlm eval` (answerability curve) and bench/eval_results.md.
-DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT, TYPE_PENALTY = 1.0, 0.5, 0.5, 0.3
+DENSE_WEIGHT, COVERAGE_WEIGHT, KEY_WEIGHT, TYPE_PENALTY, UNNAMED_PENALTY = 1.0, 0.5, 0.5, 0.3, 0.5
 FOUND_THRESHOLD = 0.42  # the suggested point of the squad2 curve (recursive, k=5): bench/eval_results.md
 
 
@@ -187,8 +187,12 @@ def confidence(question: str, best_dense: float, best_coverage: float, evidence_
     words, lower = content_words(evidence_text), evidence_text.lower()
     key_share = sum(_named(k, words, lower) for k in keys) / len(keys) if keys else 1.0
     typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
+    # an identifier the evidence never writes (random_page_cost) means it is about another one,
+    # however alike its sentences read ("The default value is one" of a neighbouring parameter)
+    identifiers = [k for k in keys if "_" in k or ("." in k and min(map(len, k.split("."))) >= 2)]  # not "u.s"
+    unnamed = bool(identifiers) and not any(k in lower for k in identifiers)
     return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
-            - (TYPE_PENALTY if typed_miss else 0.0))
+            - (TYPE_PENALTY if typed_miss else 0.0) - (UNNAMED_PENALTY if unnamed else 0.0))
 
 
 # -- the short answer -------------------------------------------------------------------------
