@@ -95,7 +95,7 @@ def test_html_drops_scripts_styles_and_nav_and_keeps_headings_and_paragraphs(tmp
     doc = one(write(tmp_path / "t.html", html))
     assert doc.title == "Travel policy"
     assert doc.text == ("# Travel\n\nFly economy on flights shorter than 6 hours.\n\n## Hotels\n\n"
-                        "Limit $220 per night.")
+                        "- Limit $220 per night.")  # a list item reads as a Markdown bullet
     no_title = one(write(tmp_path / "u.htm", "<body><h1>Offices</h1><p>Lisbon.</p></body>"))
     assert no_title.title == "Offices"
 

@@ -100,3 +100,7 @@ def test_evidence_that_never_writes_the_asked_identifier_does_not_answer():
     named = "random_page_cost (floating point) Sets the planner's estimate of the cost of a page. The default is 4.0."
     assert confidence(q, 0.75, 0.6, neighbour, "The default value is one.") < FOUND_THRESHOLD
     assert confidence(q, 0.75, 0.6, named, "The default is 4.0.") >= FOUND_THRESHOLD
+    # a dotted name is written as its last part under its class: "most_common()" under "Counter objects"
+    q = "What does Counter.most_common return?"
+    said = "Counter objects If n is omitted or None, most_common() returns all elements in the counter."
+    assert confidence(q, 0.63, 1.0, said, said) >= FOUND_THRESHOLD

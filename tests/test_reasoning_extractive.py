@@ -202,3 +202,27 @@ def test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names(rea
     plan = reasoner.plan(q, ev, 4000)
     assert plan.sub_questions and plan.sub_questions[0].focus == "Djibouti", plan
     assert plan.sub_questions[0].kind == HOP
+
+
+def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
+    # the PostgreSQL manual: the reasons are list items under a lead-in that says nothing alone
+    lead_in = "PostgreSQL's VACUUM command has to process each table on a regular basis for several reasons:"
+    items = ["To recover or reuse disk space occupied by updated or deleted rows.",
+             "To update data statistics used by the PostgreSQL query planner.",
+             "To protect against loss of very old data due to transaction ID wraparound."]
+    after = "Each of these reasons dictates performing VACUUM operations of varying frequency and scope."
+    texts = [lead_in, *items, after]
+    text = "\n\n".join([lead_in, *(f"- {i}" for i in items), after])
+    span = Span("vacuum", 0, "Routine Vacuuming", "vacuum.html", text, 0, len(text), 1.0)
+    stored, at = [], 0
+    for i, (t, kind) in enumerate(zip(texts, ["text", "item", "item", "item", "text"], strict=True)):
+        at = text.index(t, at)
+        stored.append(Sentence(span.document_id, i, t, at, at + len(t), kind=kind))
+    vectors = embedder.embed([f"Routine Vacuuming: {t}" for t in texts])
+    ev = Evidence((span,), tuple(EvidenceSentence(s, span, v) for s, v in zip(stored, vectors, strict=True)))
+    lead = reasoner.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0].claims[0]
+    assert lead.text == (f"{lead_in} To recover or reuse disk space occupied by updated or deleted rows; To update "
+                         "data statistics used by the PostgreSQL query planner; To protect against loss of very old "
+                         "data due to transaction ID wraparound.")
+    (source,) = lead.sources  # one quote, from the lead-in to the end of the last item
+    assert (source.start, source.end) == (stored[0].start, stored[3].end)

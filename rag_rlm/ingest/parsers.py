@@ -202,7 +202,8 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             words = f"{_words(term)}: {words}" if term is not None and words else words
         if words:
             level = _HEADINGS.get(tag.name)
-            blocks.append(f"{'#' * level} {words}" if level else words)
+            mark = "#" * level if level else "-" if tag.name == "li" else ""  # the Markdown it reads as
+            blocks.append(f"{mark} {words}" if mark else words)
     return blocks
 
 

@@ -176,6 +176,13 @@ def _named(key: str, words: set[str], text: str) -> bool:
     return key in text if ("_" in key or "." in key) else key in words
 
 
+def _written(identifier: str, lower: str) -> bool:
+    """Whether lower-case `lower` writes `identifier`: whole, or for a dotted name its last part
+    (a manual says "most_common()" under "Counter objects", never "Counter.most_common")."""
+    last = identifier.rsplit(".", 1)[-1]
+    return identifier in lower or bool(re.search(rf"(?<![\w.]){re.escape(last)}\b", lower))
+
+
 def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str,
                best_sentence: str = "", names: str | None = None) -> float:
     """How sure we are that the evidence answers the question: the best sentence's similarity and
@@ -190,7 +197,7 @@ def confidence(question: str, best_dense: float, best_coverage: float, evidence_
     # an identifier the evidence never writes (random_page_cost) means it is about another one,
     # however alike its sentences read ("The default value is one" of a neighbouring parameter)
     identifiers = [k for k in keys if "_" in k or ("." in k and min(map(len, k.split("."))) >= 2)]  # not "u.s"
-    unnamed = bool(identifiers) and not any(k in lower for k in identifiers)
+    unnamed = bool(identifiers) and not any(_written(k, lower) for k in identifiers)
     return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
             - (TYPE_PENALTY if typed_miss else 0.0) - (UNNAMED_PENALTY if unnamed else 0.0))
 

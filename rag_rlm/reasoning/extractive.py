@@ -133,7 +133,7 @@ class ExtractiveReasoner:
     def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
         """The best sentence, one more when it scores nearly as well and says something else,
         and whether they answer the question at all."""
-        cands = [c for c in cands if _answers_alone(c.sentence)]
+        cands = [c for c in _with_lists(cands) if _answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
         ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
@@ -363,6 +363,36 @@ def _answers_alone(sentence: Sentence) -> bool:
     nothing on their own: they are context, never an answer."""
     text = sentence.text.rstrip()
     return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
+
+
+MAX_ITEMS = 8  # a lead-in says at most this many of its list items
+
+
+def _with_lists(cands: list[_Candidate]) -> list[_Candidate]:
+    """`cands` with each lead-in to a list ("VACUUM has to process each table for several
+    reasons:") said together with the items that follow it in its chunk, as one sentence quoted
+    from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
+    one reason of several. The items are said by the list, not again on their own."""
+    by_place = {(c.span.id, c.sentence.index): c for c in cands}
+    out, absorbed = [], set()
+    for c in cands:
+        if not c.sentence.text.rstrip().endswith(":") or c.sentence.kind == "heading":
+            out.append(c)
+            continue
+        items = []
+        while len(items) < MAX_ITEMS:
+            nxt = by_place.get((c.span.id, c.sentence.index + len(items) + 1))
+            if nxt is None or nxt.sentence.kind != "item":
+                break
+            items.append(nxt)
+        if not items:
+            out.append(c)
+            continue
+        absorbed |= {id(i) for i in items}
+        said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
+        listed = replace(c.sentence, text=f"{c.sentence.text.rstrip()} {said}.", end=items[-1].sentence.end)
+        out.append(_Candidate(listed, c.span, c.vector))
+    return [c for c in out if id(c) not in absorbed]
 
 
 # A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
