@@ -14,14 +14,14 @@ import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..embed import Embedder, cached
 from ..ingest.sentences import split_sentences
 from ..ingest.sentvec import context_text
-from ..types import Sentence, Span
+from ..types import Span
 from . import compose
 from .base import (
     HOP,
@@ -37,23 +37,12 @@ from .base import (
     SubQuestion,
     Turn,
 )
+from .claims import Candidate, answers_alone, distinct, past, same, self_contained, similar, with_lists
 from .rules import novel_entities, plan_by_form, residual_question
 
 MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
 SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
-DUPLICATE = 0.9  # cosine above which two sentences say the same thing
 BRIDGE_RATIO = 0.8  # a hop's sentence scoring this share of the best one is relevant to the question
-
-
-@dataclass(frozen=True)
-class _Candidate:
-    sentence: Sentence
-    span: Span
-    vector: np.ndarray
-
-    @property
-    def context(self) -> str:
-        return f"{self.span.title} {self.sentence.heading} {self.sentence.text}"
 
 
 class ExtractiveReasoner:
@@ -88,7 +77,7 @@ class ExtractiveReasoner:
         subs = tuple(SubQuestion(question, focus=e, kind=HOP, query_text=ask) for e in bridges)
         return Plan(subs, note="rule: bridge entities " + ", ".join(bridges), tokens_in=read)
 
-    def _bridge_entities(self, question: str, evidence: Evidence, cands: list[_Candidate]) -> list[str]:
+    def _bridge_entities(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[str]:
         """Entities named in the best sentences of the first hits but not in the question: the
         likely hop to the next document; an entity that titles a retrieved document is no hop."""
         cands = [c for c in cands if c.sentence.kind != "heading"]
@@ -130,10 +119,10 @@ class ExtractiveReasoner:
         notes = () if cands else ("no evidence retrieved",)
         return Draft((part,), tokens_in=read, tokens_out=spent, notes=notes)
 
-    def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[_Candidate]) -> PartDraft:
+    def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[Candidate]) -> PartDraft:
         """The best sentence, one more when it scores nearly as well and says something else,
         and whether they answer the question at all."""
-        cands = [c for c in _with_lists(cands) if _answers_alone(c.sentence)]
+        cands = [c for c in with_lists(cands) if answers_alone(c.sentence)]
         if not cands:
             return PartDraft(sub.text, focus=sub.focus)
         ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
@@ -155,7 +144,7 @@ class ExtractiveReasoner:
         "$100 to $500" after the "$500" rule)."""
         order = ranked.order()
         chosen = order[:1]
-        if ranked.best != chosen[0] and _similar(vectors[ranked.best], vectors[chosen[0]]):
+        if ranked.best != chosen[0] and similar(vectors[ranked.best], vectors[chosen[0]]):
             chosen = [ranked.best]  # the two say the same: the closest says it
         elif ranked.best != chosen[0] and self.max_claims > 1:
             return [chosen[0], ranked.best]
@@ -166,7 +155,7 @@ class ExtractiveReasoner:
                 break
             if ranked.scores[i] < SUPPORT_RATIO * ranked.scores[ranked.best]:
                 continue
-            if any(_similar(vectors[i], vectors[j]) for j in chosen):
+            if any(similar(vectors[i], vectors[j]) for j in chosen):
                 continue
             adds = (asked & compose.content_words(contexts[i])) - covered if contexts else {True}
             if not adds:
@@ -175,7 +164,7 @@ class ExtractiveReasoner:
             chosen.append(i)
         return chosen
 
-    def _claim(self, question: str, cand: _Candidate, score: float) -> Claim:
+    def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
         return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
                      compose.short_answer(question, s.text), cand.vector, cand.context)
@@ -208,7 +197,7 @@ class ExtractiveReasoner:
         answer sits in the second)."""
         base = own.parts[0] if own.parts else PartDraft(question)
         pool = list(base.claims) + [c for h in hops for p in h.draft.parts if p.found for c in p.claims]
-        pool = _distinct(pool)
+        pool = distinct(pool)
         if not pool or any(c.vector is None for c in pool):
             return base
         # a sentence's heading names what it is about ("max_connections (integer)" over "The
@@ -240,7 +229,7 @@ class ExtractiveReasoner:
         link_fit = compose.answer_fit(question, link.context or link.text)
         for k, part in enumerate(linked):
             for j, claim in enumerate(part.claims):
-                if _past(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
+                if past(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
                                                               relevant, link_fit):
                     return (claim, link)
         return ()
@@ -280,9 +269,9 @@ class ExtractiveReasoner:
             figures = [compose.figure(c.text, cue) for c in claims]
             if not all(f is not None for f in figures):  # "which is larger" with no sizes given
                 return PartDraft(question, (), False, min(confs))
-            if len(set(figures)) < len(figures) or any(_same(a, b) for a, b in itertools.pairwise(claims)):
+            if len(set(figures)) < len(figures) or any(same(a, b) for a, b in itertools.pairwise(claims)):
                 # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
-                return PartDraft(question, tuple(_distinct(claims)), True, min(confs))
+                return PartDraft(question, tuple(distinct(claims)), True, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
             text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
@@ -303,12 +292,12 @@ class ExtractiveReasoner:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
         parts, kept, dropped, wrote = [], [], 0, 0
         for part in draft.parts:
-            claims = [c for c in part.claims if not any(_same(c, k) for k in kept)]
+            claims = [c for c in part.claims if not any(same(c, k) for k in kept)]
             if part.claims and not claims:  # the same sentence answers this part too: keep it
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
-            carried = _self_contained(claims[0]) if claims else None
+            carried = self_contained(claims[0]) if claims else None
             if carried is not None and read + wrote + self._count(carried.text) <= allowance:
                 wrote += self._count(carried.text)
                 claims = [carried]  # the sentence it refers to is its support: the lead says two already
@@ -324,11 +313,11 @@ class ExtractiveReasoner:
         return condense(question, history, self.embedder).question
 
     # --- helpers ----------------------------------------------------------------------------
-    def _rank(self, question: str, evidence: Evidence, cands: list[_Candidate], asked: str = "") -> compose.Scored:
+    def _rank(self, question: str, evidence: Evidence, cands: list[Candidate], asked: str = "") -> compose.Scored:
         qv = evidence.query_vector if evidence.query_vector is not None else self.embedder.embed([question])[0]
         return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands], asked)
 
-    def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[_Candidate], int]:
+    def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[Candidate], int]:
         """The sentences of as many spans (best first) as the allowance can pay to read: fewer
         spans is how a short budget degrades. Stored sentences when sentence memory has them,
         else the spans split and encoded here."""
@@ -340,100 +329,22 @@ class ExtractiveReasoner:
             read += cost
             spans.append(span)
         kept = {s.id for s in spans}
-        stored = [_Candidate(e.sentence, e.span, e.vector) for e in evidence.sentences
+        stored = [Candidate(e.sentence, e.span, e.vector) for e in evidence.sentences
                   if e.span.id in kept and e.vector is not None]
         covered = {e.span.id for e in evidence.sentences}
         fresh = [s for s in spans if s.id not in covered]
         return stored + self._split_and_encode(fresh), read
 
-    def _split_and_encode(self, spans: Sequence[Span]) -> list[_Candidate]:
+    def _split_and_encode(self, spans: Sequence[Span]) -> list[Candidate]:
         """The slow path, as ingest would have done it: split, then encode with the context."""
         pieces = [(span, s) for span in spans for s in split_sentences(span.text, span.document_id, span.start)]
         if not pieces:
             return []
         vectors = self.embedder.embed([context_text(span.title, s) for span, s in pieces])
-        return [_Candidate(s, span, v) for (span, s), v in zip(pieces, vectors, strict=True)]
+        return [Candidate(s, span, v) for (span, s), v in zip(pieces, vectors, strict=True)]
 
     def _count(self, text: str) -> int:
         return self.embedder.count_tokens(text) if text else 0
-
-
-def _answers_alone(sentence: Sentence) -> bool:
-    """Headings, lead-ins to a list ("... for several reasons:") and two-word fragments say
-    nothing on their own: they are context, never an answer."""
-    text = sentence.text.rstrip()
-    return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
-
-
-MAX_ITEMS = 8  # a lead-in says at most this many of its list items
-
-
-def _with_lists(cands: list[_Candidate]) -> list[_Candidate]:
-    """`cands` with each lead-in to a list ("VACUUM has to process each table for several
-    reasons:") said together with the items that follow it in its chunk, as one sentence quoted
-    from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
-    one reason of several. The items are said by the list, not again on their own."""
-    by_place = {(c.span.id, c.sentence.index): c for c in cands}
-    out, absorbed = [], set()
-    for c in cands:
-        if not c.sentence.text.rstrip().endswith(":") or c.sentence.kind == "heading":
-            out.append(c)
-            continue
-        items = []
-        while len(items) < MAX_ITEMS:
-            nxt = by_place.get((c.span.id, c.sentence.index + len(items) + 1))
-            if nxt is None or nxt.sentence.kind != "item":
-                break
-            items.append(nxt)
-        if not items:
-            out.append(c)
-            continue
-        absorbed |= {id(i) for i in items}
-        said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
-        listed = replace(c.sentence, text=f"{c.sentence.text.rstrip()} {said}.", end=items[-1].sentence.end)
-        out.append(_Candidate(listed, c.span, c.vector))
-    return [c for c in out if id(c) not in absorbed]
-
-
-# A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
-# its own what it is about: the sentence before it does.
-_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then)\b,?\s*)?"
-                      r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
-
-
-def _self_contained(claim: Claim) -> Claim | None:
-    """`claim` said after the sentence before it in its chunk, when it opens by referring back to
-    it ("Hash indexes store a hash code. Hence, such indexes ..."), quoted as one range; None when
-    it stands alone or its chunk has no sentence before it."""
-    if not _ANAPHOR.match(claim.text) or not claim.sources:
-        return None
-    source = claim.sources[0]
-    span = source.span
-    before = [s for s in split_sentences(span.text, span.document_id, span.start)
-              if s.end <= source.start and not span.text[s.end - span.start:source.start - span.start].strip()]
-    if not before or before[-1].kind == "heading":
-        return None
-    prev = before[-1]
-    return replace(claim, text=f"{prev.text} {claim.text}",
-                   sources=(replace(source, start=prev.start), *claim.sources[1:]))
-
-
-def _past(claim: Claim, link: Claim) -> bool:
-    """Whether a hop's `claim` is past the `link`: in another document (a bridge reaches one)."""
-    return not _same(claim, link) and claim.sources[0].span.document_id != link.sources[0].span.document_id
-
-
-def _distinct(claims: Sequence[Claim]) -> list[Claim]:
-    """`claims` without those that say what an earlier one says."""
-    return [c for i, c in enumerate(claims) if not any(_same(c, d) for d in claims[:i])]
-
-
-def _same(a: Claim, b: Claim) -> bool:
-    return a.text == b.text or _similar(a.vector, b.vector)
-
-
-def _similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    return a is not None and b is not None and float(a @ b) > DUPLICATE
 
 
 _BRIDGE_SHAPE = re.compile(

@@ -1,0 +1,109 @@
+"""Evidence sentences as claims: which say something on their own, which say what another
+already says, and the ones that only read right with their neighbours (a lead-in with the items of
+its list, a sentence that refers back with the one before it). Pure functions of sentences and
+their vectors, shared by the extractive reasoner's answer, merge and reflect steps."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, replace
+
+import numpy as np
+
+from ..ingest.sentences import split_sentences
+from ..types import Sentence, Span
+from .base import Claim
+
+DUPLICATE = 0.9  # cosine above which two sentences say the same thing
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A sentence of the evidence, the retrieved span it was read from, and its vector."""
+
+    sentence: Sentence
+    span: Span
+    vector: np.ndarray
+
+    @property
+    def context(self) -> str:
+        return f"{self.span.title} {self.sentence.heading} {self.sentence.text}"
+
+
+def answers_alone(sentence: Sentence) -> bool:
+    """Headings, lead-ins to a list ("... for several reasons:") and two-word fragments say
+    nothing on their own: they are context, never an answer."""
+    text = sentence.text.rstrip()
+    return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
+
+
+MAX_ITEMS = 8  # a lead-in says at most this many of its list items
+
+
+def with_lists(cands: list[Candidate]) -> list[Candidate]:
+    """`cands` with each lead-in to a list ("VACUUM has to process each table for several
+    reasons:") said together with the items that follow it in its chunk, as one sentence quoted
+    from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
+    one reason of several. The items are said by the list, not again on their own."""
+    by_place = {(c.span.id, c.sentence.index): c for c in cands}
+    out, absorbed = [], set()
+    for c in cands:
+        if not c.sentence.text.rstrip().endswith(":") or c.sentence.kind == "heading":
+            out.append(c)
+            continue
+        items = []
+        while len(items) < MAX_ITEMS:
+            nxt = by_place.get((c.span.id, c.sentence.index + len(items) + 1))
+            if nxt is None or nxt.sentence.kind != "item":
+                break
+            items.append(nxt)
+        if not items:
+            out.append(c)
+            continue
+        absorbed |= {id(i) for i in items}
+        said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
+        listed = replace(c.sentence, text=f"{c.sentence.text.rstrip()} {said}.", end=items[-1].sentence.end)
+        out.append(Candidate(listed, c.span, c.vector))
+    return [c for c in out if id(c) not in absorbed]
+
+
+# A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
+# its own what it is about: the sentence before it does.
+_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then)\b,?\s*)?"
+                      r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
+
+
+def self_contained(claim: Claim) -> Claim | None:
+    """`claim` said after the sentence before it in its chunk, when it opens by referring back to
+    it ("Hash indexes store a hash code. Hence, such indexes ..."), quoted as one range; None when
+    it stands alone or its chunk has no sentence before it."""
+    if not _ANAPHOR.match(claim.text) or not claim.sources:
+        return None
+    source = claim.sources[0]
+    span = source.span
+    before = [s for s in split_sentences(span.text, span.document_id, span.start)
+              if s.end <= source.start and not span.text[s.end - span.start:source.start - span.start].strip()]
+    if not before or before[-1].kind == "heading":
+        return None
+    prev = before[-1]
+    return replace(claim, text=f"{prev.text} {claim.text}",
+                   sources=(replace(source, start=prev.start), *claim.sources[1:]))
+
+
+def past(claim: Claim, link: Claim) -> bool:
+    """Whether a hop's `claim` is past the `link`: in another document (a bridge reaches one)."""
+    return not same(claim, link) and claim.sources[0].span.document_id != link.sources[0].span.document_id
+
+
+def distinct(claims: Sequence[Claim]) -> list[Claim]:
+    """`claims` without those that say what an earlier one says."""
+    return [c for i, c in enumerate(claims) if not any(same(c, d) for d in claims[:i])]
+
+
+def same(a: Claim, b: Claim) -> bool:
+    return a.text == b.text or similar(a.vector, b.vector)
+
+
+def similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
+    return a is not None and b is not None and float(a @ b) > DUPLICATE
