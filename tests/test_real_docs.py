@@ -1,4 +1,4 @@
-"""Real documents nobody on the team wrote: seven pages of the PostgreSQL 15 manual (HTML, from
+"""Real documents nobody on the team wrote: eight pages of the PostgreSQL 15 manual (HTML, from
 Debian's postgresql-doc-15; see tests/data/pgdocs/README.md) and two of the Python library
 reference (Sphinx HTML, from python3.11-doc; tests/data/pydocs/README.md). Each test asks what a new user
 would and checks what that user reads: the key fact in the text, the right page cited, no
@@ -39,7 +39,7 @@ def assistant(pg_url, embedder, tmp_path_factory):
     a = Assistant(Settings(store=pg_url, data_dir=str(tmp_path_factory.mktemp("pgdocs"))),
                   embedder=embedder, state=NoMemo())
     summary = a.ingest_files(sorted(PGDOCS.glob("*.html")), COLLECTION)  # not the README
-    assert summary.documents_new == 7 and not summary.failed
+    assert summary.documents_new == 8 and not summary.failed
     yield a
     a.close()
 
@@ -162,3 +162,11 @@ def test_a_parameter_the_pages_never_name_is_declined(assistant):
     r = ask(assistant, "What is the default value of random_page_cost?")
     assert r.found is False, r.answer
     assert "random_page_cost" in r.answer and not r.citations
+
+
+def test_a_list_is_answered_with_its_items_not_its_lead_in_alone(assistant):
+    r = ask(assistant, "Why should VACUUM be run regularly?")
+    assert r.found and cited(r)[:1] == ["routine-vacuuming.html"], (r.answer, cited(r))
+    lead = re.split(r"\s\[\d+\]", r.answer)[0]
+    for reason in ("disk space", "data statistics", "visibility map", "wraparound"):
+        assert reason in lead, r.answer
