@@ -65,3 +65,11 @@ def test_a_later_parts_pronoun_is_the_name_the_first_part_gives():
 ])
 def test_words_capitalised_for_opening_a_sentence_are_no_entities(text, names):
     assert entities(text) == names
+
+
+def test_a_table_rows_column_names_are_labels_not_entities():
+    # the PostgreSQL manual's numeric types table, as a row is stored
+    row = "Name: bigint; Storage Size: 8 bytes; Description: large-range integer; Range: -9223372036854775808 to +9223372036854775807"
+    assert entities(row) == []
+    assert entities("Country: France; Capital: Paris") == ["France", "Paris"]
+    assert "Natural Born Killers" in entities("Natural Born Killers: A Soundtrack for an Oliver Stone Film is a record.")

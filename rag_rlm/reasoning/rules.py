@@ -138,8 +138,10 @@ def _either_or_comparison(q: str) -> list[tuple[str, str]]:
 
 
 def entities(text: str) -> list[str]:
-    """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated."""
+    """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated. The
+    column names of a table row ("Name: bigint; Storage Size: 8 bytes") are labels, not names."""
     seen: dict[str, None] = {}
+    labels = {cell.split(":", 1)[0].strip() for cell in text.split(";")} if _ROW.fullmatch(text) else set()
     for m in _CAPITAL_RUN.finditer(text):
         cuts = [m.start(), *(m.start() + g.end() for g in _SENTENCE_GAP.finditer(m.group(0)))]
         for start, piece in zip(cuts, _SENTENCE_GAP.split(m.group(0)), strict=True):  # "Wales. Athens": two names
@@ -152,12 +154,13 @@ def entities(text: str) -> list[str]:
             if len(words) == 1 and words[0] in _STOP_ENTITIES:  # "and August"
                 words = []
             ent = _POSSESSIVE.sub("", " ".join(words))  # "Peter Bonetti's team": the name is "Peter Bonetti"
-            if len(ent) >= 3 and not ent.isdigit():
+            if len(ent) >= 3 and not ent.isdigit() and ent not in labels:
                 seen.setdefault(ent, None)
     return list(seen)
 
 
 _POSSESSIVE = re.compile(r"['’]s?$")
+_ROW = re.compile(r"[^:;]+:[^;]*(?:;[^:;]+:[^;]*)+")  # how a table row is stored: "Header: cell; Header: cell"
 _SENTENCE_GAP = re.compile(r"(?<=[a-z]{3})\.\s+")  # not after "Sgt." or "Mrs."
 _OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\b")
