@@ -226,3 +226,23 @@ def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
                          "data due to transaction ID wraparound.")
     (source,) = lead.sources  # one quote, from the lead-in to the end of the last item
     assert (source.start, source.end) == (stored[0].start, stored[3].end)
+
+
+def test_a_figure_comparison_is_settled_on_each_sides_table_row(reasoner, embedder):
+    # the PostgreSQL manual: prose about each type is closer to the question, the figures are in its table row
+    q = "Which is larger, a bigint or an integer?"
+    rows = {"a bigint": "Name: bigint; Storage Size: 8 bytes; Description: large-range integer",
+            "an integer": "Name: integer; Storage Size: 4 bytes; Description: typical choice for integer"}
+    prose = ["The bigint type is designed to be used when the range of the integer type is insufficient.",
+             "The types smallint, integer, and bigint store whole numbers of various ranges."]
+    sides = []
+    for name, row in rows.items():
+        sub = SubQuestion(q, focus=name, kind=SIDE)
+        ev = evidence(embedder, "8.1. Numeric Types", [*prose, row])
+        draft = reasoner.answer([sub], [ev], 4000)[0]
+        assert draft.claims[0].text == row, draft.claims  # the row leads the side: it gives the figure
+        sides.append(Part(sub, draft))
+    plan = Plan(tuple(s.sub_question for s in sides), comparison="larger")
+    part = reasoner.merge(q, Draft((PartDraft(q),)), sides, plan, 4000).parts[0]
+    assert part.found
+    assert [c.text for c in part.claims[:3]] == ["A bigint: 8, against an integer 4.", *rows.values()]

@@ -287,7 +287,8 @@ def figure(text: str, cue: str) -> float | None:
     if cue in _EARLY | _LATE:
         m = re.search(_YEAR, text)
         return float(m.group(0)[:4]) if m else None
-    m = re.search(r"\d[\d,]*(?:\.\d+)?", text)
+    undated = re.sub(_DATE, lambda d: " " * len(d.group(0)), text)  # the 16 of "16 February 1954" is no size
+    m = re.search(r"\d[\d,]*(?:\.\d+)?", undated)
     return float(m.group(0).replace(",", "")) if m else None
 
 

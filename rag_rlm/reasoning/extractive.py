@@ -127,6 +127,8 @@ class ExtractiveReasoner:
             return PartDraft(sub.text, focus=sub.focus)
         ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
+        if sub.kind == SIDE:
+            chosen = _with_figure(sub, ranked, cands, chosen)
         b = ranked.best
         conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
                                   " ".join(c.context for c in cands), cands[b].sentence.text,
@@ -269,12 +271,12 @@ class ExtractiveReasoner:
             figures = [compose.figure(c.text, cue) for c in claims]
             if not all(f is not None for f in figures):  # "which is larger" with no sizes given
                 return PartDraft(question, (), False, min(confs))
-            if len(set(figures)) < len(figures) or any(same(a, b) for a, b in itertools.pairwise(claims)):
+            if len(set(figures)) < len(figures) or any(a.text == b.text for a, b in itertools.pairwise(claims)):
                 # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
                 return PartDraft(question, tuple(distinct(claims)), True, min(confs))
             w = compose.winner(cue, figures)  # type: ignore[arg-type]
             others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
-            text = f"{leads[w][0]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
+            text = f"{leads[w][0][:1].upper()}{leads[w][0][1:]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
             claims.insert(0, Claim(text, sources, 1.0, leads[w][0]))
         elif (answer := compose.verdict(question, [(name, c.text) for name, c in leads])) is not None:
             said = compose.yes_no(question, [name for name, _ in leads], answer)
@@ -357,6 +359,22 @@ def _looks_multi_hop(question: str) -> bool:
     another thing, so a second document holds the answer. A plain "What is X?" is one hop."""
     body = re.sub(r"^\W*\w+\s+", "", question)  # the leading wh-word does not count
     return len(question.split()) >= 7 and bool(_BRIDGE_SHAPE.search(body))
+
+
+def _with_figure(sub: SubQuestion, ranked: compose.Scored, cands: Sequence[Candidate], chosen: list[int]) -> list[int]:
+    """A side of a comparison on a figure ("Which is larger, a bigint or an integer?") leads
+    with its closest sentence that gives the figure about the side itself ("Name: bigint; Storage
+    Size: 8 bytes") on the page of its closest sentence, when that one gives none ("The bigint
+    type is designed to be used when ..."): the comparison is settled on the lead's figure."""
+    cue = compose.comparison_cue(sub.text)
+    if not cue or not chosen or compose.figure(cands[chosen[0]].sentence.text, cue) is not None:
+        return chosen
+    name = re.sub(r"^(?:the|a|an)\s+", "", sub.focus, flags=re.IGNORECASE).lower()
+    page = cands[ranked.best].span.document_id
+    figured = [i for i in np.argsort(-ranked.scores)
+               if cands[i].span.document_id == page and compose.figure(cands[i].sentence.text, cue) is not None
+               and name in " ".join(cands[i].sentence.text.lower().split()[:4])]
+    return [int(figured[0]), chosen[0]] if figured else chosen
 
 
 def _fig(value: float) -> str:
