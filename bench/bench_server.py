@@ -69,9 +69,8 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
                    help="make every question text unique (defeats the memo cache: cold answers only)")
     p.add_argument("--no-reflect", action="store_true", help='ask with "reflect": false (where time goes)')
-    p.add_argument("--torch-threads", type=int,
-                   help="torch threads per server process (RAG_RLM_SERVE_THREADS and OMP_NUM_THREADS; "
-                   "default: the server's own setting)")
+    p.add_argument("--torch-threads", type=int, default=os.cpu_count() or 1,
+                   help="OMP threads per server process (encodes are serialised by the embedder lock, so all cores)")
     return p.parse_args()
 
 
@@ -85,9 +84,7 @@ def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
         "RAG_RLM_MAX_CONCURRENT_ANSWERS": str(args.concurrent_answers),
         "RAG_RLM_MAX_QUEUED_ANSWERS": str(args.clients * 2), "RAG_RLM_LOG_LEVEL": "warning",
-        "TOKENIZERS_PARALLELISM": "false",
-        **({"OMP_NUM_THREADS": str(args.torch_threads), "RAG_RLM_SERVE_THREADS": str(args.torch_threads)}
-           if args.torch_threads else {}),
+        "OMP_NUM_THREADS": str(args.torch_threads), "TOKENIZERS_PARALLELISM": "false",
     }
 
 

@@ -75,10 +75,6 @@ class Settings:
     auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
     max_concurrent_answers: int = 8
     max_queued_answers: int = 64
-    # torch's intra-op threads in a server process (0: torch's default, one per core). Concurrent
-    # requests keep every core busy, and an encode split over threads then waits for whichever is
-    # descheduled: 2 threads on 2 cores cost ~2.2x the CPU per answer (bench/eval_results.md)
-    serve_threads: int = 1
     # uploads over background_upload_bytes are jobs: upload_workers ingest at once (each also
     # takes one of the max_concurrent_answers slots), max_queued_jobs more wait; per process
     background_upload_bytes: int = 2_000_000
@@ -217,7 +213,7 @@ def _validate(s: Settings) -> None:
         raise ConfigError("chunk_overlap", f"must be >= 0 and < chunk_tokens ({s.chunk_tokens}), got {s.chunk_overlap}")
     if not 0 <= s.max_depth <= 6:
         raise ConfigError("max_depth", f"must be between 0 and 6, got {s.max_depth}")
-    for name in ("max_queued_answers", "max_queued_jobs", "serve_threads"):
+    for name in ("max_queued_answers", "max_queued_jobs"):
         if getattr(s, name) < 0:
             raise ConfigError(name, f"must be >= 0, got {getattr(s, name)}")
     if s.upload_workers > s.max_concurrent_answers:  # a job holds one of those slots while it runs

@@ -2,9 +2,6 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -26,23 +23,11 @@ from rag_rlm.errors import ConfigError, ModelNotFound
     ({"RAG_RLM_COLLECTION": "no spaces"}, "collection"),
     ({"RAG_RLM_STORE_TIMEOUT": "0"}, "store_timeout"),
     ({"RAG_RLM_STORE_TIMEOUT": "soon"}, "RAG_RLM_STORE_TIMEOUT"),
-    ({"RAG_RLM_SERVE_THREADS": "-1"}, "serve_threads"),
 ])
 def test_bad_settings_name_the_setting(env, setting):
     with pytest.raises(ConfigError) as e:
         Settings.from_env(env)
     assert e.value.setting == setting and setting in str(e.value)
-
-
-def test_a_server_process_encodes_on_serve_threads_threads():
-    """torch's thread count is process-wide, so each case runs in a fresh interpreter (started with
-    two): the setting wins over OMP_NUM_THREADS, and 0 leaves torch's own choice."""
-    code = ("import sys, torch; from rag_rlm.server.app import limit_threads; before = torch.get_num_threads(); "
-            "limit_threads(int(sys.argv[1])); print(before, torch.get_num_threads())")
-    env = {**os.environ, "OMP_NUM_THREADS": "2"}
-    got = [subprocess.run([sys.executable, "-c", code, n], env=env, capture_output=True, text=True,
-                          check=True).stdout.split() for n in ("1", "0")]
-    assert got == [["2", "1"], ["2", "2"]]
 
 
 def test_environment_overrides_toml_and_overrides_win(tmp_path):

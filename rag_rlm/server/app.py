@@ -88,17 +88,7 @@ def app_from_env() -> Litestar:
     """Factory for `uvicorn --factory` (several workers each build their own app)."""
     settings = Settings.from_env()
     configure_logging(settings.log_level)
-    limit_threads(settings.serve_threads)
     return create_app(settings)
-
-
-def limit_threads(threads: int) -> None:
-    """torch's intra-op threads for this process (`serve_threads`; 0 leaves torch's default).
-    Process-wide, so set where a server process starts, not by `create_app` (tests share it)."""
-    if threads > 0:
-        import torch
-
-        torch.set_num_threads(threads)
 
 
 def settings_to_env(settings: Settings) -> dict[str, str]:
@@ -124,7 +114,6 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None, 
     common: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_config": None,
                               "log_level": settings.log_level, "timeout_graceful_shutdown": 10}
     if workers <= 1:
-        limit_threads(settings.serve_threads)
         uvicorn.run(create_app(settings), **common)
         return
     os.environ.update(settings_to_env(settings))
