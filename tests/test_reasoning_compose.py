@@ -11,8 +11,11 @@ from rag_rlm.reasoning.compose import (
     answer_fit,
     asked_clause,
     asked_words,
+    content_words,
+    key_terms,
     typed_candidates,
     verdict,
+    words_of,
     yes_no,
 )
 
@@ -89,3 +92,20 @@ def test_yes_no_is_not_guessed_from_silence():
     assert verdict(q, [("Watertown Airport", "It is located in Jefferson County, New York, United States."),
                        ("Alexandria Airport", "It is in the State of Louisiana.")]) is None  # "United States" is no state
     assert verdict("Which is older, Nolan or Kalathil?", SIDES_DIRECTORS) is None  # not a yes/no question
+
+
+def test_remembered_word_sets_are_the_fresh_ones_and_no_caller_can_change_them():
+    texts = [BUCHHOLZ, "Approvals approved: the approval of approving", "max_connections (integer) sets 100",
+             "It's Ōsaka’s 2nd-largest station, isn't it?", ""]
+    for text in texts:
+        fresh = words_of(text)
+        got = content_words(text)
+        assert got == fresh and content_words(text) is got  # remembered, and equal to a fresh count
+        got |= {"added by a caller"}  # what extractive._choose does with its `covered` set
+        assert content_words(text) == fresh
+    # what confidence() reads the evidence with: the union of its texts' sets, the words of them joined
+    assert frozenset().union(*map(content_words, texts)) == words_of(" ".join(texts))
+    assert content_words("Approvals approved") == {"approval", "approv"}
+    keys = key_terms(BUCHHOLZ)
+    assert keys == {"andrew", "buchholz", "australian", "queensland", "senator", "deputy", "prim", "minister",
+                    "2016"} and key_terms(BUCHHOLZ) is keys

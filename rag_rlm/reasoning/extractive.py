@@ -131,7 +131,7 @@ class ExtractiveReasoner:
         chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
         b = ranked.best
         conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  " ".join(c.context for c in cands), cands[b].sentence.text,
+                                  [c.context for c in cands], cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
@@ -210,7 +210,7 @@ class ExtractiveReasoner:
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
         b = ranked.best
         conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  " ".join(contexts), pool[b].text)
+                                  contexts, pool[b].text)
         found = conf >= self.found_threshold
         claims = self._bridged(question, base, hops) or tuple(pool[i] for i in chosen)
         return PartDraft(question, claims if found else (), found, conf, base.focus)
