@@ -12,7 +12,9 @@ idempotent; it stores sentence vectors, so a folder built before sentence memory
 HotpotQA one: --store pgserver://bench/out/controller2/pg --collection hotpot16k --chunks 16000.
 (2) Starts the server in a subprocess (uvicorn with the app factory, as `rag-rlm serve --workers N`
 does). (3) Runs an async httpx load client for --duration seconds and prints requests/s,
-p50/p95/p99 latency, errors and the server's peak RSS.
+p50/p95/p99 latency, errors, the server's peak RSS, and the CPU seconds the server and PostgreSQL
+spent per answer during the load: on a machine shared with other work, throughput moves with the
+neighbours' load, CPU per answer much less.
 With --compare (the default) steps 2-3 run twice on the same collection: "before" with
 RAG_RLM_SENTENCE_MEMORY=false (the retrieved spans' sentences are encoded at answer time), then
 "after" with true; then the throughput ratio. With --unique (the default) every question text
@@ -165,6 +167,56 @@ async def client(i: int, http: httpx.AsyncClient, qs: list[str], deadline: float
             errors[type(e).__name__] = errors.get(type(e).__name__, 0) + 1
 
 
+class CpuClock:
+    """CPU seconds (user + system) of the server's process tree and of the PostgreSQL serving the
+    store (the postmaster of a pgserver:// data folder and its backends), between start and stop."""
+
+    def __init__(self, pid: int, store: str):
+        self.server = psutil.Process(pid)
+        self.postmaster = _postmaster(store)
+        self.spent = {"server": 0.0, "postgres": 0.0}
+
+    def _read(self) -> dict[str, float]:
+        out = {}
+        for name, root in (("server", self.server), ("postgres", self.postmaster)):
+            out[name] = sum(_cpu(p) for p in _tree(root))
+        return out
+
+    def start(self) -> None:
+        self._start = self._read()
+
+    def stop(self) -> None:
+        end = self._read()
+        self.spent = {k: end[k] - self._start[k] for k in end}
+
+
+def _postmaster(store: str) -> psutil.Process | None:
+    """The postmaster of a pgserver:// data folder (its pid is the first line of postmaster.pid)."""
+    if not store.startswith("pgserver://"):
+        return None
+    try:
+        return psutil.Process(int(Path(store.removeprefix("pgserver://"), "postmaster.pid").read_text().split()[0]))
+    except (OSError, ValueError, psutil.Error):
+        return None
+
+
+def _tree(root: psutil.Process | None) -> list[psutil.Process]:
+    if root is None:
+        return []
+    try:
+        return [root, *root.children(recursive=True)]
+    except psutil.Error:
+        return []
+
+
+def _cpu(proc: psutil.Process) -> float:
+    try:
+        t = proc.cpu_times()
+        return t.user + t.system + t.children_user + t.children_system
+    except psutil.Error:
+        return 0.0
+
+
 def pct(values: list[float], q: float) -> float:
     if not values:
         return float("nan")
@@ -192,14 +244,21 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
         errors: dict[str, int] = {}
         peak, stop = Peak(pid), asyncio.Event()
         sampler = asyncio.create_task(peak.sample(stop))
+        cpu = CpuClock(pid, server_env(args, port)["RAG_RLM_STORE"])
+        cpu.start()
         t0 = time.monotonic()
         deadline = t0 + args.duration
         await asyncio.gather(*(client(i, http, qs, deadline, latencies, errors, extra) for i in range(args.clients)))
         elapsed = time.monotonic() - t0
+        cpu.stop()
         stop.set()
         await sampler
         metrics = (await http.get("/metrics")).text
     row = report(latencies, errors, elapsed, peak.bytes)
+    answers = max(len(latencies), 1)
+    row.update(cpu_ms=1000 * cpu.spent["server"] / answers, pg_ms=1000 * cpu.spent["postgres"] / answers)
+    print(f"CPU per answer: server {row['cpu_ms']:.0f} ms, postgres {row['pg_ms']:.0f} ms "
+          f"({cpu.spent['server']:.1f} s and {cpu.spent['postgres']:.1f} s in all)")
     print(f"server: {metric(metrics, 'rag_rlm_answers_total')} answers, "
           f"{metric(metrics, 'rag_rlm_cache_hits_total')} memo cache hits")
     return row

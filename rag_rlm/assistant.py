@@ -75,7 +75,7 @@ class Assistant:
     ) -> Result:
         s = self.settings
         collection = validate_collection_name(collection or s.collection)
-        version = self.store.collection_info(collection).version  # UnknownCollection if absent
+        version = self.store.version(collection)  # UnknownCollection if absent
         started = time.perf_counter()
         emit = on_event or _ignore
         budget = Budget(token_budget or s.token_budget, s.request_timeout)

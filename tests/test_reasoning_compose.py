@@ -13,8 +13,11 @@ from rag_rlm.reasoning.compose import (
     asked_clause,
     asked_words,
     confidence,
+    content_words,
+    key_terms,
     typed_candidates,
     verdict,
+    words_of,
     yes_no,
 )
 
@@ -98,9 +101,26 @@ def test_evidence_that_never_writes_the_asked_identifier_does_not_answer():
     q = "What is the default value of random_page_cost?"
     neighbour = "effective_io_concurrency (integer) Sets the number of concurrent disk I/O operations. The default value is one."
     named = "random_page_cost (floating point) Sets the planner's estimate of the cost of a page. The default is 4.0."
-    assert confidence(q, 0.75, 0.6, neighbour, "The default value is one.") < FOUND_THRESHOLD
-    assert confidence(q, 0.75, 0.6, named, "The default is 4.0.") >= FOUND_THRESHOLD
+    assert confidence(q, 0.75, 0.6, [neighbour], "The default value is one.") < FOUND_THRESHOLD
+    assert confidence(q, 0.75, 0.6, [named], "The default is 4.0.") >= FOUND_THRESHOLD
     # a dotted name is written as its last part under its class: "most_common()" under "Counter objects"
     q = "What does Counter.most_common return?"
     said = "Counter objects If n is omitted or None, most_common() returns all elements in the counter."
-    assert confidence(q, 0.63, 1.0, said, said) >= FOUND_THRESHOLD
+    assert confidence(q, 0.63, 1.0, [said], said) >= FOUND_THRESHOLD
+
+
+def test_remembered_word_sets_are_the_fresh_ones_and_no_caller_can_change_them():
+    texts = [BUCHHOLZ, "Approvals approved: the approval of approving", "max_connections (integer) sets 100",
+             "It's Ōsaka’s 2nd-largest station, isn't it?", ""]
+    for text in texts:
+        fresh = words_of(text)
+        got = content_words(text)
+        assert got == fresh and content_words(text) is got  # remembered, and equal to a fresh count
+        got |= {"added by a caller"}  # what extractive._choose does with its `covered` set
+        assert content_words(text) == fresh
+    # what confidence() reads the evidence with: the union of its texts' sets, the words of them joined
+    assert frozenset().union(*map(content_words, texts)) == words_of(" ".join(texts))
+    assert content_words("Approvals approved") == {"approval", "approv"}
+    keys = key_terms(BUCHHOLZ)
+    assert keys == {"andrew", "buchholz", "australian", "queensland", "senator", "deputy", "prim", "minister",
+                    "2016"} and key_terms(BUCHHOLZ) is keys

@@ -130,13 +130,17 @@ def test_version_changes_on_every_write_and_delete_but_not_on_reads(store, colle
     seen.append(store.collection_info(collection).version)
     assert len(set(seen)) == 4
     assert store.delete_document(collection, "bread") is False  # nothing changed: same version
-    assert store.collection_info(collection).version == seen[-1]
+    assert store.collection_info(collection).version == seen[-1] == store.version(collection)
+    write(store, collection, embedder, "bread", CORPUS["bread"])  # the version alone follows writes too
+    assert store.version(collection) == store.collection_info(collection).version not in seen
 
 
 def test_unknown_collection_raises(store, collection, embedder):
     q = embedder.embed(["anything"])[0]
     with pytest.raises(UnknownCollection):
         store.collection_info(collection)
+    with pytest.raises(UnknownCollection):
+        store.version(collection)
     with pytest.raises(UnknownCollection):
         store.search(collection, q, 3)
     with pytest.raises(UnknownCollection):

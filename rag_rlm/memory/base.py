@@ -96,6 +96,11 @@ class Catalog(Protocol):
         """Raises UnknownCollection when it does not exist."""
         ...
 
+    def version(self, collection: str) -> str:
+        """`collection_info(collection).version` without the counts, which every answer would
+        pay for (its memo key needs the version alone). UnknownCollection when absent."""
+        ...
+
 
 class Store(VectorStore, SentenceMemory, Catalog, Protocol):
     """A backend implements all three, plus `close`."""

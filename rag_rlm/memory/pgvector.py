@@ -269,6 +269,14 @@ class PgVectorStore:
             raise UnknownCollection(collection)
         return _info(row)
 
+    def version(self, collection: str) -> str:
+        validate_collection_name(collection)
+        with self._tx(f"reading collection {collection!r}") as conn:
+            row = conn.execute("SELECT id, version FROM rag_rlm_collections WHERE name = %s", (collection,)).fetchone()
+        if row is None:
+            raise UnknownCollection(collection)
+        return _version(*row)
+
     def documents(self, collection: str) -> dict[str, DocumentRecord]:
         with self._tx(f"listing documents of {collection!r}") as conn:
             cid, _ = _collection_row(conn, collection)
@@ -341,8 +349,12 @@ _INFO_SQL = (
 
 def _info(row: tuple[Any, ...]) -> CollectionInfo:
     name, cid, version, documents, chunks = row
+    return CollectionInfo(name=name, documents=int(documents), chunks=int(chunks), version=_version(cid, version))
+
+
+def _version(cid: int, version: int) -> str:
     # The id makes a dropped-and-recreated collection never reuse an old version string.
-    return CollectionInfo(name=name, documents=int(documents), chunks=int(chunks), version=f"{cid}.{version}")
+    return f"{cid}.{version}"
 
 
 def _configure(conn: psycopg.Connection) -> None:

@@ -84,6 +84,11 @@ def _record_id(collection: str, document_id: str | None = None) -> str:
     return str(uuid.uuid5(_NS, f"{collection}\x00{document_id}" if document_id is not None else collection))
 
 
+def _version_of(record: list[Any]) -> str:
+    """The content version in a collection's registry record (as `retrieve` returns it)."""
+    return str(record[0].payload.get("version", "")) if record and record[0].payload else ""
+
+
 def _qname(collection: str) -> str:
     return "rag_rlm__" + validate_collection_name(collection)
 
@@ -321,8 +326,15 @@ class QdrantStore:
             record = self._client.retrieve(REGISTRY, ids=[_record_id(collection)], with_payload=True)
             docs = self._client.count(REGISTRY, count_filter=_documents_of(collection), exact=True).count
             chunks = self._client.count(name, exact=True).count
-        version = str(record[0].payload.get("version", "")) if record and record[0].payload else ""
-        return CollectionInfo(name=collection, documents=docs, chunks=chunks, version=version)
+        return CollectionInfo(name=collection, documents=docs, chunks=chunks, version=_version_of(record))
+
+    def version(self, collection: str) -> str:
+        validate_collection_name(collection)
+        with self._errors(f"reading collection {collection!r}"):
+            record = self._client.retrieve(REGISTRY, ids=[_record_id(collection)], with_payload=True)
+        if not record:
+            raise UnknownCollection(collection)
+        return _version_of(record)
 
     def documents(self, collection: str) -> dict[str, DocumentRecord]:
         self._existing(collection)

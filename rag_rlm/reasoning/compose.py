@@ -7,6 +7,7 @@ from __future__ import annotations
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 
 import numpy as np
 
@@ -19,9 +20,23 @@ STOP = frozenset(
     "need needs there's what's it's between both either each same one ones s".split())
 
 
-def content_words(text: str) -> set[str]:
-    """Lower-case words that carry meaning, lightly stemmed (plural -s), for overlap scores."""
-    return {_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1}
+# Texts whose word sets are remembered: a sentence is scored by every step and question that
+# reads it, and stemming its words again each time was a quarter of the answering interpreter's
+# time. ~1.5 KB an entry: ~12 MB.
+WORD_CACHE = 8192
+QUESTION_CACHE = 1024  # questions, whose clause, words and names every sentence is scored against
+
+
+@lru_cache(maxsize=WORD_CACHE)
+def content_words(text: str) -> frozenset[str]:
+    """Lower-case words that carry meaning, lightly stemmed (plural -s), for overlap scores.
+    Frozen: the same set goes to every caller."""
+    return words_of(text)
+
+
+def words_of(text: str) -> frozenset[str]:
+    """`content_words`, not remembered."""
+    return frozenset(_stem(w) for w in _WORD.findall(text.lower()) if w not in STOP and len(w) > 1)
 
 
 _SUFFIXES = ("ations", "ation", "ings", "ing", "ies", "ied", "es", "ed", "al", "ly", "s", "e")
@@ -102,6 +117,7 @@ _ASKING = re.compile(rf"(?:^|[.?!]\s+)(?:(?:in|at|on|for|from|by|to|of|during|un
 TYPE_FIT = 0.5  # a sentence holding (or lacking) a thing of the asked type: half a clause's words
 
 
+@lru_cache(maxsize=QUESTION_CACHE)
 def asked_clause(question: str) -> tuple[str, str]:
     """The clause that asks, and its part from the wh-word on: from the question's opening
     wh-word to the first comma, or, in a statement-shaped question ("..., he served as chief of
@@ -125,7 +141,8 @@ def asked_clause(question: str) -> tuple[str, str]:
     return q[start:end].strip(), q[at:end]
 
 
-def asked_words(question: str) -> set[str]:
+@lru_cache(maxsize=QUESTION_CACHE)
+def asked_words(question: str) -> frozenset[str]:
     """The content words of the asking clause that are not names or figures ("is father to which
     Bollywood actress" -> father, actress): the relation a sentence that answers speaks of, where
     a sentence sharing only the subject's name merely introduces it."""
@@ -155,7 +172,8 @@ FOUND_THRESHOLD = 0.42  # the suggested point of the squad2 curve (recursive, k=
 _IDENTIFIER = re.compile(r"^[A-Za-z][\w.]*[_.][\w.]*\w$")  # max_connections, pg_dump, os.path
 
 
-def key_terms(question: str) -> set[str]:
+@lru_cache(maxsize=QUESTION_CACHE)
+def key_terms(question: str) -> frozenset[str]:
     """Names, identifiers and figures the question gives ("Lisbon", "2017", "$500",
     "random_page_cost"): evidence that lacks one of them is about something else, however
     similar it sounds. An identifier is kept whole: it must appear as it is written."""
@@ -169,7 +187,7 @@ def key_terms(question: str) -> set[str]:
             keys.add(w.lower())
         elif any(ch.isdigit() for ch in w) or (i > 0 and w[:1].isupper() and w.lower() not in STOP):
             keys |= content_words(w)
-    return keys
+    return frozenset(keys)
 
 
 def _named(key: str, words: set[str], text: str) -> bool:
@@ -183,7 +201,7 @@ def _written(identifier: str, lower: str) -> bool:
     return identifier in lower or bool(re.search(rf"(?<![\w.]){re.escape(last)}\b", lower))
 
 
-def confidence(question: str, best_dense: float, best_coverage: float, evidence_text: str,
+def confidence(question: str, best_dense: float, best_coverage: float, evidence: Sequence[str],
                best_sentence: str = "", names: str | None = None) -> float:
     """How sure we are that the evidence answers the question: the best sentence's similarity and
     word coverage, whether the evidence names what the question names, and whether the best
@@ -191,7 +209,8 @@ def confidence(question: str, best_dense: float, best_coverage: float, evidence_
     `names` replaces the question as the source of the names the evidence must give (a hop must
     name its focus, not the names its parent question gave)."""
     keys = key_terms(question if names is None else f"_ {names}")  # names: what must be named
-    words, lower = content_words(evidence_text), evidence_text.lower()
+    # the union of the texts' remembered word sets: the words of the texts joined by spaces
+    words, lower = frozenset().union(*map(content_words, evidence)), " ".join(evidence).lower()
     key_share = sum(_named(k, words, lower) for k in keys) / len(keys) if keys else 1.0
     typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
     # an identifier the evidence never writes (random_page_cost) means it is about another one,
@@ -246,16 +265,17 @@ _NAMED_THINGS = (r"city|country|town|company|person|team|band|state|river|film|m
                  r"label|magazine|album|song|county|province|island|club|league|party|family|tribes?")
 
 
-def _answer_patterns(ask: str) -> list[str] | None:
+@lru_cache(maxsize=QUESTION_CACHE)
+def _answer_patterns(ask: str) -> tuple[str, ...] | None:
     """The shapes an answer to `ask` (lower case) takes: dates, figures or names; None if unclear."""
     if re.match(r"^\s*(?:in\s+)?(?:what|which)\s+(?:year|date|day)\b|^\s*when\b", ask):
-        return [_DATE, _YEAR]
+        return (_DATE, _YEAR)
     if re.match(r"^\s*how\s+(?:many|much|long|old|often|far)\b|^\s*what\s+(?:percentage|share|percent|"
                 r"amount|number)\b|^\s*what\s+(?:is|was|are|were)\s+(?:\w+\s+)?(?:population|size|height|length|"
                 r"area|capacity|attendance)\b", ask):
-        return [_NUMBER]
+        return (_NUMBER,)
     if re.match(rf"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:\w+\s+){{0,3}}?(?:{_NAMED_THINGS})\b", ask):
-        return [_NAME]
+        return (_NAME,)
     return None
 
 

@@ -131,7 +131,7 @@ class ExtractiveReasoner:
             chosen = _with_figure(sub, ranked, cands, chosen)
         b = ranked.best
         conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  " ".join(c.context for c in cands), cands[b].sentence.text,
+                                  [c.context for c in cands], cands[b].sentence.text,
                                   names=sub.focus if sub.kind == HOP else None)
         claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
         found = conf >= self.found_threshold
@@ -210,7 +210,7 @@ class ExtractiveReasoner:
         chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
         b = ranked.best
         conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  " ".join(contexts), pool[b].text)
+                                  contexts, pool[b].text)
         found = conf >= self.found_threshold
         relevant = [c for c, v in zip(pool, ranked.scores, strict=True) if v >= BRIDGE_RATIO * ranked.scores[b]]
         claims = self._bridged(question, base, hops, relevant) or tuple(pool[i] for i in chosen)
