@@ -170,3 +170,10 @@ def test_a_list_is_answered_with_its_items_not_its_lead_in_alone(assistant):
     lead = re.split(r"\s\[\d+\]", r.answer)[0]
     for reason in ("disk space", "data statistics", "visibility map", "wraparound"):
         assert reason in lead, r.answer
+
+
+def test_a_parameters_default_leads_its_answer(assistant):
+    r = ask(assistant, "What is the default value of max_connections?")
+    lead = re.split(r"\s\[\d+\]", r.answer)[0]
+    assert "100 connections" in lead, r.answer
+    assert cited(r)[:1] == ["runtime-config-connection.html"]

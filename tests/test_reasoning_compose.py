@@ -124,3 +124,16 @@ def test_remembered_word_sets_are_the_fresh_ones_and_no_caller_can_change_them()
     keys = key_terms(BUCHHOLZ)
     assert keys == {"andrew", "buchholz", "australian", "queensland", "senator", "deputy", "prim", "minister",
                     "2016"} and key_terms(BUCHHOLZ) is keys
+
+
+def test_a_default_question_is_answered_by_what_the_default_is():
+    # the PostgreSQL manual: "Non-default values ..." and a starting value are not the default
+    q = "What is the default value of shared_buffers?"
+    assert typed_candidates(q, "The default is typically 128 megabytes (128MB), but might be less.") == [
+        "typically 128 megabytes"]
+    assert typed_candidates(q, "The TCP port the server listens on; 5432 by default.") == ["5432"]
+    assert typed_candidates(q, "Read Committed is the default isolation level in PostgreSQL.") == ["Read Committed"]
+    assert typed_candidates(q, "(Non-default values of BLCKSZ change the minimum value.)") == []
+    context = "shared_buffers (integer) "
+    assert (answer_fit(q, context + "The default is typically 128 megabytes (128MB).")
+            > answer_fit(q, context + "(Non-default values of BLCKSZ change the minimum value.)"))

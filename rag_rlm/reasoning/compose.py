@@ -260,6 +260,12 @@ def typed_candidates(question: str, sentence: str, ask: str = "") -> list[str] |
     return []
 
 
+# what a manual says a default is: "The default is typically 128 megabytes", "5432 by default",
+# "Read Committed is the default isolation level" (not "Non-default values of BLCKSZ ...")
+_DEFAULT = (r"(?i:(?<=\bdefault is )|(?<=\bdefault value is )|(?<=\bdefaults to ))[^,;.()]+"
+            r"|[\w.-]+(?= by default\b)|\b[A-Z][\w-]*(?: [A-Z][\w-]*)*(?= is the default\b)")
+
+
 _NAMED_THINGS = (r"city|country|town|company|person|team|band|state|river|film|movie|book|school|university|actor|"
                  r"actress|singer|senator|politician|president|player|author|writer|director|network|station|"
                  r"label|magazine|album|song|county|province|island|club|league|party|family|tribes?")
@@ -276,6 +282,8 @@ def _answer_patterns(ask: str) -> tuple[str, ...] | None:
         return (_NUMBER,)
     if re.match(rf"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:\w+\s+){{0,3}}?(?:{_NAMED_THINGS})\b", ask):
         return (_NAME,)
+    if re.match(r"^\s*what\s+(?:is|are|was|were)\s+(?:the\s+)?defaults?\b", ask):
+        return (_DEFAULT,)
     return None
 
 
