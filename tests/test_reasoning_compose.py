@@ -137,3 +137,15 @@ def test_a_default_question_is_answered_by_what_the_default_is():
     context = "shared_buffers (integer) "
     assert (answer_fit(q, context + "The default is typically 128 megabytes (128MB).")
             > answer_fit(q, context + "(Non-default values of BLCKSZ change the minimum value.)"))
+
+
+def test_a_sentence_that_says_not_of_what_is_asked_fits_worse():
+    # pg_dump's options: the same words, the opposite thing
+    q = "Which pg_dump option dumps only the schema, not the data?"
+    schema = "-s --schema-only: Dump only the object definitions (schema), not data."
+    data = "-a --data-only: Dump only the data, not the schema (data definitions)."
+    assert answer_fit(q, schema) > answer_fit(q, data)
+    # a "not" whose word the question does not assert opposes nothing
+    q = "What can be derived for P and NP if P and co-NP are established to be unequal?"
+    said = "It is believed that NP is not equal to co-NP."
+    assert answer_fit(q, said) == answer_fit(q, said.replace("not equal", "different"))

@@ -158,7 +158,33 @@ def answer_fit(question: str, sentence: str) -> float:
     asked = asked_words(question)
     share = len(asked & content_words(sentence)) / len(asked) if asked else 0.0
     typed = typed_candidates(question, sentence, asked_clause(question)[1])
-    return share + (0.0 if typed is None else TYPE_FIT if typed else -TYPE_FIT)
+    opposed = TYPE_FIT if _opposed(question, sentence) else 0.0
+    return share + (0.0 if typed is None else TYPE_FIT if typed else -TYPE_FIT) - opposed
+
+
+_NEGATED = re.compile(r"\b(?:not|no|never|without)\s+((?:[\w-]+\s*){1,3})", re.IGNORECASE)
+
+
+def _negated(text: str) -> set[str]:
+    """The words `text` says "not" of: the first content word after a not, no, never or without
+    ("only the data, not the schema (data definitions)" -> schema; "not equal to co-NP" -> equal)."""
+    said = set()
+    for m in _NEGATED.finditer(text):
+        words = [w for w in _WORD.findall(m.group(1).lower()) if w not in STOP and len(w) > 1]
+        if words:
+            said.add(_stem(words[0]))
+    return said
+
+
+def _opposed(question: str, sentence: str) -> bool:
+    """Whether `sentence` says "not" of what the question asks for, or the other way round: for
+    "only the schema, not the data", "Dump only the data, not the schema" says the same words
+    and the opposite thing."""
+    q_not, s_not = _negated(question), _negated(sentence)
+    if not q_not and not s_not:
+        return False
+    q_yes, s_yes = content_words(question) - q_not, content_words(sentence) - s_not
+    return bool(q_yes & s_not or q_not & s_yes)
 
 
 # -- answerability ----------------------------------------------------------------------------
