@@ -104,7 +104,7 @@ IDENTIFIER_WEIGHT = 0.2
 def _identifiers_named(question: str, contexts: Sequence[str]) -> np.ndarray:
     """Share of the question's identifiers (max_connections, pg_dump) that each context names
     whole: word overlap splits "max_connections" and finds "connections" in a neighbour's text."""
-    names = [k for k in key_terms(question) if "_" in k or "." in k]
+    names = [k for k in key_terms(question) if _is_identifier(k)]
     if not names:
         return np.zeros(len(contexts), dtype=np.float32)
     return np.array([sum(n in c.lower() for n in names) / len(names) for c in contexts], dtype=np.float32)
@@ -165,15 +165,12 @@ def answer_fit(question: str, sentence: str) -> float:
 _NEGATED = re.compile(r"\b(?:not|no|never|without)\s+((?:[\w-]+\s*){1,3})", re.IGNORECASE)
 
 
-def _negated(text: str) -> set[str]:
+@lru_cache(maxsize=WORD_CACHE)  # a question's is asked for every sentence scored against it
+def _negated(text: str) -> frozenset[str]:
     """The words `text` says "not" of: the first content word after a not, no, never or without
     ("only the data, not the schema (data definitions)" -> schema; "not equal to co-NP" -> equal)."""
-    said = set()
-    for m in _NEGATED.finditer(text):
-        words = [w for w in _WORD.findall(m.group(1).lower()) if w not in STOP and len(w) > 1]
-        if words:
-            said.add(_stem(words[0]))
-    return said
+    return frozenset().union(*(next(filter(None, map(words_of, _WORD.findall(m.group(1).lower()))), frozenset())
+                               for m in _NEGATED.finditer(text)))
 
 
 def _opposed(question: str, sentence: str) -> bool:
@@ -216,8 +213,13 @@ def key_terms(question: str) -> frozenset[str]:
     return frozenset(keys)
 
 
+def _is_identifier(key: str) -> bool:
+    """A key term kept whole (max_connections, os.path), as `key_terms` keeps identifiers."""
+    return "_" in key or "." in key
+
+
 def _named(key: str, words: set[str], text: str) -> bool:
-    return key in text if ("_" in key or "." in key) else key in words
+    return key in text if _is_identifier(key) else key in words
 
 
 def _written(identifier: str, lower: str) -> bool:
@@ -241,7 +243,7 @@ def confidence(question: str, best_dense: float, best_coverage: float, evidence:
     typed_miss = best_sentence and typed_candidates(question, best_sentence) == []
     # an identifier the evidence never writes (random_page_cost) means it is about another one,
     # however alike its sentences read ("The default value is one" of a neighbouring parameter)
-    identifiers = [k for k in keys if "_" in k or ("." in k and min(map(len, k.split("."))) >= 2)]  # not "u.s"
+    identifiers = [k for k in keys if _is_identifier(k) and ("_" in k or min(map(len, k.split("."))) >= 2)]  # not "u.s"
     unnamed = bool(identifiers) and not any(_written(k, lower) for k in identifiers)
     return (DENSE_WEIGHT * best_dense + COVERAGE_WEIGHT * best_coverage + KEY_WEIGHT * (key_share - 1.0)
             - (TYPE_PENALTY if typed_miss else 0.0) - (UNNAMED_PENALTY if unnamed else 0.0))

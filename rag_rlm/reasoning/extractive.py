@@ -350,7 +350,7 @@ class ExtractiveReasoner:
 
 
 _BRIDGE_SHAPE = re.compile(
-    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|\bof (?:the|a|an)\b|'s\b|\b(?:by|in|from|for|of) (?:the|an?)\b",
+    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|'s\b|\b(?:by|in|from|for|of) (?:the|an?)\b",
     re.IGNORECASE)
 
 
