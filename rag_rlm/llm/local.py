@@ -41,6 +41,9 @@ class LocalLLM:
         self._model = _load_model(transformers, torch, self.path, quantization, self.device)
         self._eos_ids = _eos_ids(self._tokenizer, self._model)
         self._lock = threading.Lock()
+        # A fast tokenizer sets its padding on the shared Rust object at every call, so a count
+        # (unpadded) beside a batch (padded) breaks the batch: every encode takes this lock.
+        self._encode_lock = threading.Lock()
 
     @classmethod
     def from_url(cls, url: str, settings: Settings) -> LocalLLM:
@@ -106,11 +109,13 @@ class LocalLLM:
     def _encode_one(self, text: str) -> list[int]:
         # a chat template writes its own BOS; the plain rendering needs the tokenizer's
         add_special = not getattr(self._tokenizer, "chat_template", None)
-        return self._tokenizer(text, add_special_tokens=add_special)["input_ids"]
+        with self._encode_lock:
+            return self._tokenizer(text, add_special_tokens=add_special)["input_ids"]
 
     def _run(self, texts: list[str], max_new_tokens: int, min_new_tokens: int) -> tuple[Any, list[int], int]:
         add_special = not getattr(self._tokenizer, "chat_template", None)
-        enc = self._tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=add_special)
+        with self._encode_lock:
+            enc = self._tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=add_special)
         enc = {k: v.to(self._model.device) for k, v in enc.items()}
         lengths = [int(n) for n in enc["attention_mask"].sum(dim=1)]  # prompt tokens without padding
         with self._torch.inference_mode():
