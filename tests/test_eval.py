@@ -11,6 +11,7 @@ import pytest
 from rag_rlm.cli import main
 from rag_rlm.eval import metrics
 from rag_rlm.eval.data import DataError, check_corpus, read_questions
+from rag_rlm.eval.splits import half
 from rag_rlm.memory import open_store
 
 DATA = Path(__file__).parent / "data" / "eval"
@@ -104,6 +105,18 @@ def test_eval_both_modes_end_to_end(pg_url, collection, tmp_path, capsys):
         store.close()
     again = json.loads((tmp_path / "again" / "report.json").read_text())
     assert list(again["overall"]) == ["flat"] and [r["id"] for r in again["rows"]] == ["q1"]
+    # tune and check halves: each row in its half, reported apart, and --split keeps one half
+    ids = {r["id"] for r in report["rows"]}
+    halves = {h: {i for i in ids if half(i) == h} for h in ("tune", "check")}
+    assert halves["tune"] and halves["check"]  # the four questions fall in both halves
+    for h, members in halves.items():
+        assert report["by_half"][h]["recursive"]["3"]["questions"] == len(members)
+    assert "Tune and check halves" in summary
+    rc = _eval(pg_url, str(QUESTIONS), "--collection", collection, "--k", "1", "--mode", "flat", "--split", "check",
+               "--out", str(tmp_path / "check"))
+    assert rc == 0
+    checked = json.loads((tmp_path / "check" / "report.json").read_text())
+    assert {r["id"] for r in checked["rows"]} == halves["check"]
 
 
 def test_eval_of_an_unknown_collection_fails(pg_url, collection, tmp_path, capsys):

@@ -17,6 +17,7 @@ from ..config import Settings, validate_collection_name
 from ..embed import Embedder
 from ..memory import Store
 from .data import DataError, check_corpus, read_questions
+from .splits import in_half
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -34,6 +35,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--out", default="eval_out",
                    help="folder for report.json, summary.md, plot.png [, answerability.png]")
     p.add_argument("--title", help="title of the summary and plot (default: the questions file's folder)")
+    p.add_argument("--split", choices=("tune", "check", "all"), default="all",
+                   help="only the tune or the check half of the questions (rag_rlm/eval/splits.py)")
     p.add_argument("--quiet", action="store_true", help="no progress bars")
     p.set_defaults(run=run)
 
@@ -41,7 +44,7 @@ def register(subparsers: Any) -> None:
 def run(args: argparse.Namespace, settings: Settings) -> int:
     collection = validate_collection_name(args.collection or settings.collection)
     try:
-        questions = read_questions(args.questions, args.limit)
+        questions = [q for q in read_questions(args.questions, args.limit) if in_half(q.id, args.split)]
         if args.corpus:
             check_corpus(args.corpus)
     except DataError as e:

@@ -16,6 +16,7 @@ from typing import Any
 
 from . import answerability, metrics
 from .runner import Row
+from .splits import HALVES, half
 
 
 def aggregate(rows: Sequence[Row]) -> dict[str, dict[str, dict[str, float]]]:
@@ -69,6 +70,7 @@ def build_report(rows: Sequence[Row], meta: dict[str, Any]) -> dict[str, Any]:
         "meta": meta,
         "overall": aggregate(rows),
         "by_type": {t: aggregate([r for r in rows if r.type == t]) for t in types},
+        "by_half": {h: aggregate([r for r in rows if half(r.id) == h]) for h in HALVES},
         "answerability": answerability.section(rows),
         "rows": [r.to_dict() for r in rows],
     }
@@ -88,7 +90,7 @@ def summary_markdown(report: dict[str, Any]) -> str:
     meta = report["meta"]
     lines = [f"## {meta.get('title', 'eval')}", "",
              f"{meta.get('questions', '?')} questions, collection `{meta.get('collection')}`, "
-             f"reasoner {meta.get('reasoner')}, hybrid={meta.get('hybrid')}, max_depth={meta.get('max_depth')}. "
+             f"reasoner {meta.get('reasoner')} (reader {meta.get('reader', '-')}), hybrid={meta.get('hybrid')}, max_depth={meta.get('max_depth')}. "
              f"Answer and cost rows are at k={hk}.", ""]
     both = len(modes) == 2
     head = "| metric | " + " | ".join(modes) + (" | Δ |" if both else " |")
@@ -129,6 +131,7 @@ def summary_markdown(report: dict[str, Any]) -> str:
     errors = sum(v["errors"] for by_k in overall.values() for v in by_k.values())
     if errors:
         lines.append(f"\n{errors} answers failed (see rows with status 'error' in report.json).")
+    lines += _half_lines(report, hk)
     lines += answerability.summary_lines(report, hk)
     if report["by_type"]:
         lines += ["", f"Per question type (k={hk}):", "",
@@ -143,6 +146,25 @@ def summary_markdown(report: dict[str, Any]) -> str:
                 cells += [_cell(agg[m][hk][key]) if m in agg and hk in agg[m] else "-" for m in modes]
             lines.append(f"| {t} | " + " | ".join(cells) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _half_lines(report: dict[str, Any], hk: str) -> list[str]:
+    """The headline figures on the tune half (iterated on) and the check half (never looked at
+    while tuning): a gain that shows on tune only does not generalise."""
+    halves = report.get("by_half") or {}
+    if not halves:
+        return []
+    keys = [("recall", "recall"), ("all_supporting", "all-supp."), ("lead_containment", "lead contain."),
+            ("containment", "contain."), ("declined_unanswerable", "unans. declined"),
+            ("wrongly_declined", "wrongly declined")]
+    lines = ["", f"Tune and check halves (k={hk}; `rag_rlm/eval/splits.py`):", "",
+             "| mode | half | n | " + " | ".join(label for _, label in keys) + " |", "|---" * (3 + len(keys)) + "|"]
+    for mode in report["overall"]:
+        for h in HALVES:
+            f = halves.get(h, {}).get(mode, {}).get(hk)
+            if f:
+                lines.append(f"| {mode} | {h} | {int(f['questions'])} | " + " | ".join(_cell(f[k]) for k, _ in keys) + " |")
+    return lines
 
 
 def plot_recall(report: dict[str, Any], path: Path) -> None:
