@@ -1,4 +1,4 @@
-"""`rag-rlm`: ask, serve, migrate, db, eval. Exit codes: 0 ok, 1 the work failed, 2 usage/config error."""
+"""`rag-rlm`: ask, serve, migrate, db, eval, train-reader. Exit codes: 0 ok, 1 the work failed, 2 usage/config error."""
 
 from __future__ import annotations
 
@@ -65,6 +65,9 @@ def _parser() -> argparse.ArgumentParser:
     db_stop.add_argument("--force", action="store_true", help="stop it even while processes of ours use it")
     db_stop.set_defaults(run=_db_stop)
 
+    from .reader.cli import register as register_train_reader
+
+    register_train_reader(sub)
     try:
         from .eval.cli import register as register_eval
     except ImportError:  # the eval extras are optional

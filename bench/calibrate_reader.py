@@ -1,0 +1,85 @@
+"""Picks the reader's `found_threshold` from the answerability curve of the whole system on the tune
+half of the SQuAD 2.0 dev sample, reports it on the check half, and writes it into the reader's card.
+
+    python bench/calibrate_reader.py [--reader models/reader] [--store pgserver://.rag_rlm/pgdata]
+                                     [--collection squad2] [--write]
+
+Every tune question is answered (recursive, k=5, the reader at the threshold 0: nothing declined),
+and its confidence (the reader's best score) recorded; the threshold is the one that declines most
+unanswerable questions while declining at most 10% of the answerable ones. `train-reader` picks a
+first threshold on the reader's own candidates; this one is what the product's answers are judged
+on. With --write the card (reader.json, README.md) records it and where it came from.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from pathlib import Path
+
+import numpy as np
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rag_rlm.assistant import Assistant  # noqa: E402
+from rag_rlm.config import Settings  # noqa: E402
+from rag_rlm.eval.data import read_questions  # noqa: E402
+from rag_rlm.eval.runner import _NoSharedState, ask_one  # noqa: E402
+from rag_rlm.eval.splits import half  # noqa: E402
+from rag_rlm.reader import shipped_reader_path  # noqa: E402
+from rag_rlm.reader.evaluate import MAX_WRONGLY_DECLINED, pick_threshold  # noqa: E402
+from rag_rlm.reader.model import CARD  # noqa: E402
+
+SQUAD2 = ROOT.parent / "shared" / "data" / "squad2" / "questions.jsonl"
+
+
+def shares(rows, threshold: float) -> dict[str, float]:
+    ans = [r.confidence for r in rows if r.answerable]
+    un = [r.confidence for r in rows if not r.answerable]
+    return {"answerable": len(ans), "unanswerable": len(un),
+            "unanswerable_declined": round(float(np.mean([c < threshold for c in un])), 3),
+            "answerable_wrongly_declined": round(float(np.mean([c < threshold for c in ans])), 3)}
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--reader", default=str(shipped_reader_path()))
+    parser.add_argument("--store", default=f"pgserver://{ROOT / '.rag_rlm' / 'pgdata'}")
+    parser.add_argument("--collection", default="squad2")
+    parser.add_argument("--write", action="store_true", help="record the threshold in the reader's card")
+    args = parser.parse_args()
+    settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0)
+    assistant = Assistant(settings, state=_NoSharedState())
+    rows = {h: [] for h in ("tune", "check")}
+    for q in read_questions(SQUAD2):
+        rows[half(q.id)].append(ask_one(assistant, q, args.collection, "recursive", 5))
+    assistant.close()
+    tune = rows["tune"]
+    threshold = pick_threshold([r.confidence for r in tune if r.answerable], [r.confidence for r in tune if not r.answerable])
+    figures = {h: shares(rs, threshold) for h, rs in rows.items()}
+    print(f"threshold {threshold:.4f} (tune: most unanswerables declined with <= {MAX_WRONGLY_DECLINED:.0%} of "
+          f"answerables declined)")
+    for h, f in figures.items():
+        print(f"  {h}: {f}")
+    if args.write:
+        write(Path(args.reader), threshold, figures)
+
+
+def write(folder: Path, threshold: float, figures: dict) -> None:
+    from rag_rlm.reader.train import card_markdown
+
+    card = json.loads((folder / CARD).read_text(encoding="utf-8"))
+    card["found_threshold"] = round(threshold, 4)
+    card["threshold_from"] = ("bench/calibrate_reader.py: the whole system's answers (recursive, k=5) on the squad2 "
+                              f"dev tune half, most unanswerables declined with at most {MAX_WRONGLY_DECLINED:.0%} "
+                              "of answerables declined")
+    card["figures"]["squad2_system"] = {"threshold": round(threshold, 4), **figures}
+    (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (folder / "README.md").write_text(card_markdown(card), encoding="utf-8")
+    print(f"written to {folder / CARD}")
+
+
+if __name__ == "__main__":
+    main()

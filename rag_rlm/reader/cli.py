@@ -1,0 +1,107 @@
+"""`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N]`:
+fine-tune the reader on the public QA training files and write a reader folder with its card.
+
+Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a bad number).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from ..config import Settings
+
+EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
+
+
+def register(subparsers: Any) -> None:
+    p = subparsers.add_parser("train-reader", help="train the reader (a cross-encoder) on public QA data",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    p.add_argument("--data", default="../shared/data/train", help="the training files (default: %(default)s)")
+    p.add_argument("--dev", help="SQuAD 2.0 dev sample for the card's figures and the threshold "
+                                 "(default: squad2 beside the data folder, when there)")
+    p.add_argument("--out", default="models/reader", help="the reader folder to write (default: %(default)s)")
+    p.add_argument("--seed", type=int, default=13)
+    p.add_argument("--layers", type=_positive, default=4, help="encoder layers kept of the bundled MiniLM (1-6)")
+    p.add_argument("--limit", type=_positive, help="at most this many training pairs (a quick run)")
+    p.add_argument("--squad1", type=_positive, help="SQuAD v1 questions sampled (default 20000)")
+    p.add_argument("--chained", type=float, default=0.0,
+                   help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
+    p.add_argument("--quiet", action="store_true", help="no progress bar")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace, settings: Settings) -> int:
+    from .data import FILES, Mix
+
+    data = Path(args.data)
+    if not data.is_dir() or not any((data / name).is_file() for name in FILES[:4]):
+        print(f"rag-rlm train-reader: {data} holds none of the training files ({', '.join(FILES[:4])})", file=sys.stderr)
+        return EXIT_USAGE
+    if not 1 <= args.layers <= 6:
+        print(f"rag-rlm train-reader: --layers must be 1..6 (MiniLM has 6), got {args.layers}", file=sys.stderr)
+        return EXIT_USAGE
+    dev = Path(args.dev) if args.dev else data.parent / "squad2"
+    if args.dev and not (dev / "questions.jsonl").is_file():
+        print(f"rag-rlm train-reader: {dev} has no questions.jsonl", file=sys.stderr)
+        return EXIT_USAGE
+    from .train import TrainConfig, train
+
+    mix = Mix(**{"squad1": args.squad1} if args.squad1 else {}, chained=args.chained)
+    config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
+                         seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix)
+    bar = _bar(args.quiet)
+    try:
+        result = train(config, bar)
+    except (OSError, ValueError) as e:
+        print(f"rag-rlm train-reader: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    finally:
+        bar.close()
+    dev_figures = result.figures.get("squad2_dev")
+    print(f"reader written to {result.folder}: {result.pairs} pairs, {result.steps} steps, {result.seconds:.0f} s")
+    if dev_figures:
+        for half in ("tune", "check"):
+            f = dev_figures[half]
+            print(f"  squad2 {half}: top-1 {f['top1_contains_answer']:.3f}, unanswerable declined "
+                  f"{f['unanswerable_declined']:.3f}, answerable wrongly declined {f['answerable_wrongly_declined']:.3f} "
+                  f"(threshold {dev_figures['threshold']})")
+    return EXIT_OK
+
+
+class _Bar:
+    """A tqdm bar on a terminal (nothing otherwise), fed by the training loop."""
+
+    def __init__(self, quiet: bool):
+        from tqdm import tqdm
+
+        self.tqdm = None if quiet or not sys.stderr.isatty() else tqdm(unit="step", file=sys.stderr)
+        self.started = time.perf_counter()
+
+    def __call__(self, step: int, steps: int, loss: float) -> None:
+        if self.tqdm is None:
+            return
+        self.tqdm.total = steps
+        self.tqdm.set_postfix_str(f"loss {loss:.3f}", refresh=False)
+        self.tqdm.update(step - self.tqdm.n)
+
+    def close(self) -> None:
+        if self.tqdm is not None:
+            self.tqdm.close()
+
+
+def _bar(quiet: bool) -> _Bar:
+    return _Bar(quiet)
+
+
+def _positive(value: str) -> int:
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {n}")
+    return n

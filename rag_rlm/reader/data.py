@@ -1,0 +1,222 @@
+"""Training pairs for the reader, from the public QA sets in `shared/data/train/` (one JSONL schema:
+id, source, title, question, context, answers [{text, start}], is_impossible).
+
+A pair is (question, candidate text) with a label (1: the sentence answers the question) and a
+weight (how much its label is trusted). Sentences come from the same splitter ingest uses, and a
+candidate reads as the reader sees it at answer time (`reader_text`: title, then the sentence):
+
+- the sentence holding an answer's `start` answers; the other sentences of the same context that
+  do not contain the answer text are same-topic negatives (the ones sharing most words with the
+  question first: those are the ones a reader confuses);
+- every sentence of an `is_impossible` context is a negative (SQuAD 2.0's are written by people
+  to look answerable: the most trusted negatives we have);
+- constructed negatives (`perturb`): an answerable question changed in one detail so that its
+  own sentence no longer answers it, weighted by how sure the change is.
+
+Everything is seeded: the same files, settings and seed give the same pairs in the same order.
+"""
+
+from __future__ import annotations
+
+import gzip
+import hashlib
+import json
+import random
+from collections.abc import Iterator
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from ..ingest.sentences import split_sentences
+from ..reasoning.english import content_words
+from .perturb import perturb
+
+# What each source is and how much its labels are trusted (the README of the data folder).
+SQUAD1 = "squad1.0_train_explorer.jsonl.gz"
+SQUAD2 = "squad2.0_train_partial.jsonl.gz"
+SAME_ARTICLE = "squad1.0_train_samearticle_negative.jsonl.gz"
+SELQA = "selqa_ass.jsonl.gz"
+AMBIGUOUS = "squad1.0_ambiguous_start_ids.txt"
+FILES = (SQUAD1, SQUAD2, SAME_ARTICLE, SELQA, AMBIGUOUS)
+
+HUMAN_UNANSWERABLE_WEIGHT = 2.0  # SQuAD 2.0's written-to-fool negatives: rare and exactly the hard case
+SAME_ARTICLE_WEIGHT = 0.5  # "a few percent may answer the question in other words" (data README)
+
+
+@dataclass(frozen=True)
+class Pair:
+    question: str
+    text: str
+    label: float
+    weight: float
+    source: str  # which file or construction it comes from, for the card's counts
+    group: int = -1  # pairs of one question and one context share a group (the listwise loss reads them together)
+
+
+@dataclass(frozen=True)
+class Mix:
+    """How many questions of each source go into training (0: all there are)."""
+
+    squad1: int = 20_000
+    squad2: int = 0
+    same_article: int = 8_000
+    selqa: int = 0
+    negatives_per_question: int = 2  # same-topic negatives per answerable question
+    constructed: float = 0.8  # share of the squad1 questions that also give a constructed negative
+    chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
+
+
+def reader_text(title: str, sentence: str, heading: str = "") -> str:
+    """A candidate as the reader reads it: what it is about (title, heading), then the sentence."""
+    about = " — ".join(p for p in (title, heading) if p and p != sentence)
+    return f"{about}: {sentence}" if about else sentence
+
+
+def read_rows(path: Path) -> Iterator[dict]:
+    opener = gzip.open if path.suffix == ".gz" else open
+    with opener(path, "rt", encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                yield json.loads(line)
+
+
+def file_hashes(folder: Path) -> dict[str, str]:
+    """sha256 of each training file there is (for the card)."""
+    out = {}
+    for name in FILES:
+        path = folder / name
+        if path.is_file():
+            out[name] = hashlib.sha256(path.read_bytes()).hexdigest()
+    return out
+
+
+def build_pairs(folder: Path, mix: Mix, seed: int) -> list[Pair]:
+    """The training pairs of every source in `folder`, a question's candidates together (the
+    trainer shuffles whole groups with the same seed)."""
+    rng = random.Random(seed)
+    ambiguous = _lines(folder / AMBIGUOUS)
+    pairs: list[Pair] = []
+    squad1 = [r for r in _rows(folder / SQUAD1) if r["id"] not in ambiguous]
+    entities = _article_names(squad1)
+    for row in _sample(squad1, mix.squad1, rng):
+        pairs += _answerable(row, mix.negatives_per_question, rng, 1.0, mix.chained)
+        if rng.random() < mix.constructed:
+            pairs += _constructed(row, entities.get(row["title"], ()), rng)
+    for row in _sample(list(_rows(folder / SQUAD2)), mix.squad2, rng):
+        if row["is_impossible"]:
+            pairs += _unanswerable(row, 3, HUMAN_UNANSWERABLE_WEIGHT)
+        else:
+            pairs += _answerable(row, 1, rng, 1.0)
+    for row in _sample(list(_rows(folder / SAME_ARTICLE)), mix.same_article, rng):
+        pairs += _unanswerable(row, 1, SAME_ARTICLE_WEIGHT)
+    for row in _sample(list(_rows(folder / SELQA)), mix.selqa, rng):
+        pairs += _answerable(row, mix.negatives_per_question, rng, 1.0)
+    return _grouped(pairs, rng)
+
+
+def _grouped(pairs: list[Pair], rng: random.Random) -> list[Pair]:
+    """Each run of pairs with the same question (as built: one context's candidates) as a group,
+    the groups in a seeded random order."""
+    groups: list[list[Pair]] = []
+    last = None
+    for p in pairs:
+        if p.question != last or p.source.startswith("constructed"):
+            groups.append([])
+            last = p.question
+        groups[-1].append(p)
+    rng.shuffle(groups)
+    return [replace(p, group=g) for g, members in enumerate(groups) for p in members]
+
+
+def _rows(path: Path) -> Iterator[dict]:
+    return read_rows(path) if path.is_file() else iter(())
+
+
+def _lines(path: Path) -> set[str]:
+    return set(path.read_text(encoding="utf-8").split()) if path.is_file() else set()
+
+
+def _sample(rows: list[dict], n: int, rng: random.Random) -> list[dict]:
+    return rows if n <= 0 or n >= len(rows) else rng.sample(rows, n)
+
+
+def _title(row: dict) -> str:
+    return row.get("title", "").replace("_", " ")
+
+
+def _sentences(row: dict) -> list[tuple[int, int, str]]:
+    return [(s.start, s.end, s.text) for s in split_sentences(row["context"]) if len(s.text.split()) >= 3]
+
+
+def answer_sentence(row: dict) -> tuple[str, list[str]] | None:
+    """The sentence that holds the first answer's start, and the other sentences that do not say
+    the answer text (safe negatives); None when the answer falls outside every sentence."""
+    answer = row["answers"][0]
+    sentences = _sentences(row)
+    hit = next((t for s, e, t in sentences if s <= answer["start"] < e), None)
+    if hit is None:
+        return None
+    needle = answer["text"].strip().lower()
+    others = [t for _, _, t in sentences if t != hit and needle not in t.lower()]
+    return hit, others
+
+
+def _answerable(row: dict, negatives: int, rng: random.Random, weight: float, chained: float = 0.0) -> list[Pair]:
+    found = answer_sentence(row) if row["answers"] else None
+    if found is None:
+        return []
+    hit, others = found
+    title, q, source = _title(row), row["question"], row["source"]
+    out = [Pair(q, reader_text(title, hit), 1.0, weight, source)]
+    out += [Pair(q, reader_text(title, t), 0.0, weight, source) for t in _hardest(q, others, negatives, rng)]
+    if others and rng.random() < chained:  # answering reads a bridge as two sentences: so does training
+        before, wrong = rng.choice(others), rng.choice(others)
+        out += [Pair(q, f"{reader_text(title, before)} {reader_text(title, hit)}", 1.0, weight, f"{source}:chain"),
+                Pair(q, f"{reader_text(title, before)} {reader_text(title, wrong)}", 0.0, weight, f"{source}:chain")]
+    return out
+
+
+def _unanswerable(row: dict, negatives: int, weight: float) -> list[Pair]:
+    title, q = _title(row), row["question"]
+    texts = [t for _, _, t in _sentences(row)]
+    return [Pair(q, reader_text(title, t), 0.0, weight, row["source"]) for t in _hardest(q, texts, negatives, None)]
+
+
+def _hardest(question: str, texts: list[str], n: int, rng: random.Random | None) -> list[str]:
+    """The `n` texts sharing most content words with the question (ties in random order), except
+    that one of every two picks is random when `rng` is given: a reader must also learn that a
+    sentence with few shared words is no answer."""
+    words = content_words(question)
+    ranked = sorted(texts, key=lambda t: -len(words & content_words(t)))
+    if rng is None or n < 2:
+        return ranked[:n]
+    hard = ranked[: (n + 1) // 2]
+    rest = [t for t in texts if t not in hard]
+    return hard + rng.sample(rest, min(len(rest), n - len(hard)))
+
+
+def _constructed(row: dict, names: tuple[str, ...], rng: random.Random) -> list[Pair]:
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit = found[0]
+    changed = perturb(row["question"], hit, row["context"], names, rng)
+    if changed is None:
+        return []
+    return [Pair(changed.question, reader_text(_title(row), hit), 0.0, changed.weight, f"constructed:{changed.kind}")]
+
+
+def _article_names(rows: list[dict]) -> dict[str, tuple[str, ...]]:
+    """The capitalised names each article's contexts use: what an entity swap draws from."""
+    from .perturb import names_in
+
+    seen: dict[str, dict[str, None]] = {}
+    done: set[str] = set()
+    for row in rows:
+        key = row["context"][:80]
+        if key in done:
+            continue
+        done.add(key)
+        bucket = seen.setdefault(row["title"], {})
+        for name in names_in(row["context"]):
+            bucket.setdefault(name, None)
+    return {title: tuple(names) for title, names in seen.items()}

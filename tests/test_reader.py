@@ -1,0 +1,155 @@
+"""The reader: loading (a missing or broken folder is an error naming the path), what it reads on
+hand-made pairs, a training run end to end on a tiny slice of the real training files, and the
+memo key changing with the reader."""
+
+from __future__ import annotations
+
+import gzip
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from rag_rlm.controller import Options, _key
+from rag_rlm.errors import ModelNotFound
+from rag_rlm.reader import Reader, load_reader, shipped_reader_path
+from rag_rlm.reader.data import Mix, build_pairs, reader_text
+from rag_rlm.reader.model import weights_sha256
+from rag_rlm.reasoning.base import SubQuestion
+
+ROOT = Path(__file__).resolve().parent.parent
+TRAIN = ROOT.parent / "shared" / "data" / "train"
+
+
+@pytest.fixture(scope="module")
+def reader() -> Reader:
+    return load_reader(shipped_reader_path())
+
+
+def test_the_shipped_reader_loads_with_its_card_and_identity(reader):
+    assert reader.identity == weights_sha256(shipped_reader_path())
+    assert reader.card.raw["weights_sha256"] == reader.identity  # the card names the weights it describes
+    assert 0.0 < reader.threshold < 1.0
+    size = sum(p.stat().st_size for p in shipped_reader_path().iterdir())
+    assert size < 50_000_000
+
+
+def test_a_missing_or_broken_reader_folder_is_an_error_naming_the_path(tmp_path):
+    with pytest.raises(ModelNotFound, match=str(tmp_path / "nowhere")):
+        Reader(tmp_path / "nowhere")
+    broken = tmp_path / "broken"
+    shutil.copytree(shipped_reader_path(), broken)
+    (broken / "head.safetensors").write_bytes(b"not weights")
+    with pytest.raises(ModelNotFound, match="broken"):
+        Reader(broken)
+    (broken / "reader.json").unlink()
+    with pytest.raises(ModelNotFound, match="reader.json"):
+        Reader(broken)
+
+
+def test_a_sentence_that_answers_scores_above_one_on_the_same_topic_that_does_not(reader):
+    cases = [
+        ("Who approves expenses over $500?", "Expense policy",
+         "Expenses over $500 must be approved by the Finance Director before the purchase is made.",
+         "Expenses under $100 can be paid with a company card without approval."),
+        ("When was the lighthouse at Cape Varn built?", "Cape Varn",
+         "The lighthouse at Cape Varn was built in 1874 by the harbour authority.",
+         "The lighthouse at Cape Varn is painted red and white."),
+        ("How many vacation days do new hires get?", "Vacation policy",
+         "New hires get 22 vacation days per calendar year.",
+         "Vacation requests are made in the HR system two weeks in advance."),
+    ]
+    for question, title, answers, related in cases:
+        yes, no = reader.score(question, [reader_text(title, answers), reader_text(title, related)])
+        assert yes > no, (question, yes, no)
+        assert yes >= reader.threshold, (question, yes)
+
+
+def test_a_changed_detail_makes_the_same_sentence_no_answer(reader):
+    sentence = reader_text("Cape Varn", "The lighthouse at Cape Varn was built in 1874 by the harbour authority.")
+    asked, changed = reader.score("When was the lighthouse at Cape Varn built?", [sentence])[0], \
+        reader.score("When was the lighthouse at Cape Varn demolished?", [sentence])[0]
+    assert asked > changed
+
+
+def test_scores_are_remembered_and_batched_about_the_same_as_alone(reader):
+    texts = [reader_text("A", "Alpha was founded in 1990."), reader_text("B", "Beta makes bicycles.")]
+    together = reader.score("When was Alpha founded?", texts)
+    # int8 quantises a batch's activations on one scale: a pair's score moves a little with its batch
+    alone = [reader.probabilities([("When was Alpha founded?", t)])[0] for t in texts]
+    assert together == pytest.approx(alone, abs=0.02)
+    assert reader.score("When was Alpha founded?", texts[:1])[0] == together[0]  # remembered, not recomputed
+    exact = Reader(shipped_reader_path(), int8=False)  # fp32: the batch does not matter
+    assert exact.probabilities([("q?", texts[0]), ("q?", texts[1])])[0] == pytest.approx(
+        exact.probabilities([("q?", texts[0])])[0], abs=1e-5)
+
+
+def test_the_memo_key_changes_with_the_reader(tmp_path, embedder):
+    from types import SimpleNamespace
+
+    options = Options(top_k=5, max_depth=2, max_parallel=4, reflect=True, hybrid=False)
+    sub = SubQuestion("Who approves expenses?")
+
+    def key(identity: str) -> str:
+        ctx = SimpleNamespace(options=options, reasoner=SimpleNamespace(identity=identity), collection="c",
+                              version="v1")
+        return _key(ctx, sub, 0)
+
+    assert key("extractive/reader:aaaa") != key("extractive/reader:bbbb")
+    assert key("extractive/reader:aaaa") == key("extractive/reader:aaaa")
+
+
+def _slice(tmp_path: Path, rows_per_file: int) -> Path:
+    """The first rows of each real training file."""
+    out = tmp_path / "train"
+    out.mkdir()
+    for src in TRAIN.glob("*.jsonl.gz"):
+        with gzip.open(src, "rt", encoding="utf-8") as f:
+            rows = [next(f) for _ in range(rows_per_file)]
+        with gzip.open(out / src.name, "wt", encoding="utf-8") as f:
+            f.writelines(rows)
+    return out
+
+
+def test_pairs_are_seeded_and_label_the_sentence_that_holds_the_answer(tmp_path):
+    data = _slice(tmp_path, 40)
+    mix = Mix(squad1=30, same_article=10)
+    first, again = build_pairs(data, mix, 7), build_pairs(data, mix, 7)
+    assert first == again and first != build_pairs(data, mix, 8)
+    row = json.loads(gzip.open(data / "squad1.0_train_explorer.jsonl.gz", "rt").readline())
+    answer = row["answers"][0]["text"]
+    positives = [p for p in first if p.question == row["question"] and p.label == 1.0]
+    assert positives and all(answer.lower() in p.text.lower() for p in positives)
+    assert {p.source for p in first if p.label == 0.0} >= {"squad1.0_train_samearticle_negative"}
+
+
+def test_train_reader_runs_end_to_end_and_writes_a_loadable_folder_with_its_card(tmp_path):
+    data = _slice(tmp_path, 30)
+    out = tmp_path / "reader"
+    cmd = [sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--out", str(out),
+           "--layers", "1", "--limit", "48", "--squad1", "20", "--dev", str(ROOT.parent / "shared" / "data" / "squad2")]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    assert "reader written to" in done.stdout and "squad2 check" in done.stdout
+    card = json.loads((out / "reader.json").read_text())
+    assert card["steps"] == 2 and card["data"]["pairs"] == 48 and card["settings"]["seed"] == 13
+    assert set(card["data"]["files_sha256"]) >= {"squad1.0_train_explorer.jsonl.gz"}
+    assert card["weights_sha256"] == weights_sha256(out)
+    assert set(card["figures"]["squad2_dev"]) >= {"tune", "check", "threshold"}
+    assert "rag-rlm train-reader" in (out / "README.md").read_text()
+    trained = Reader(out)
+    assert trained.identity == card["weights_sha256"] and len(trained.score("q?", ["a", "b"])) == 2
+    # the same data and seed train the same weights
+    again = tmp_path / "again"
+    cmd[cmd.index(str(out))] = str(again)
+    assert subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT).returncode == 0
+    assert weights_sha256(again) == card["weights_sha256"]
+
+
+def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
+    done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and str(tmp_path) in done.stderr
