@@ -17,6 +17,8 @@ COPY pyproject.toml README.md ./
 COPY rag_rlm ./rag_rlm
 COPY ingest ./ingest
 COPY migrations ./migrations
+# the trained reader (rag_rlm.reader.shipped_reader_path finds it as ./models/reader)
+COPY models/reader ./models/reader
 RUN pip install . \
     && useradd --system --uid 10001 --home-dir /data rag \
     && mkdir -p /data /app/models \

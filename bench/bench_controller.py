@@ -1,16 +1,16 @@
 """Controller benchmark: `ask` latency p50/p95/mean on the ~16k-chunk HotpotQA collection with the
-extractive reasoner, before and after sentence memory in one run, and the controller's own
-overhead (time not spent embedding, searching or reasoning) for depth-2 questions.
+extractive reasoner, without and with the reader in one run, and the controller's own overhead
+(time not spent embedding, searching or reasoning) for depth-2 questions.
 
     .venv/bin/python bench/bench_controller.py [--n 100] [--overhead 20] [--corpus PATH] [--data DIR]
 
 The collection is the HotpotQA dev corpus from /work/shared/data chunked at 64 tokens with 8 of
 overlap (16,158 chunks, 23,485 sentences), ingested once into an embedded PostgreSQL under
 bench/out/controller2 (re-runs skip it; an older bench/out/pg has no sentence memory).
-"before" is Settings(sentence_memory=False): the retrieved spans' sentences are split and encoded
-at answer time. "after" is sentence_memory=True: the sentence vectors stored at ingest are read
-and only the question is encoded. Each mode gets a fresh Assistant with its own empty memo, and
-asks each question once: every answer is computed, none replayed.
+"before" is Settings(reader="none"): sentences are chosen and judged by the bi-encoder's similarity.
+"after" is the shipped reader: the bi-encoder preranks, the reader re-scores the best candidates.
+Both read the sentence vectors stored at ingest (sentence memory). Each mode gets a fresh Assistant
+with its own empty memo, and asks each question once: every answer is computed, none replayed.
 """
 
 from __future__ import annotations
@@ -29,11 +29,11 @@ from rag_rlm.embed import load_embedder
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.memory.state import SqliteState
-from rag_rlm.reasoning.extractive import ExtractiveReasoner
+from rag_rlm.reasoning.build import build_reasoner
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("/work/shared/data/hotpotqa")
-MODES = (("before", False), ("after", True))  # (name, sentence_memory)
+MODES = (("before", "none"), ("after", ""))  # (name, reader): without the reader, then the shipped one
 # Not among the measured questions: they load the model's and the database's caches per mode.
 WARM_UP = ("warm up: who founded the company?", "warm up: which city is the capital?",
            "warm up: when was the band formed and who was its singer?")
@@ -98,7 +98,7 @@ def main() -> None:
     with tempfile.TemporaryDirectory() as tmp:
         for name, memory in MODES:
             # A fresh Assistant and memo per mode: no answer of one mode is served to the other.
-            s = settings.replace(sentence_memory=memory)
+            s = settings.replace(reader=memory)
             assistant = Assistant(s, store=store, embedder=embedder, state=SqliteState(Path(tmp) / f"{name}.db"))
             for q in WARM_UP:
                 assistant.ask(q, args.collection)
@@ -125,7 +125,7 @@ def report(rows: dict[str, list[float]], answers: dict[str, list[str]]) -> None:
         lat = rows[name]
         q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [lat[0]] * 99
         stats[name] = (q[49], q[94], statistics.mean(lat))
-        label = f"{name} (sentence_memory={str(memory).lower()})"
+        label = f"{name} (reader={memory or 'shipped'})"
         print(f"{label:<31} " + " ".join(f"{v * 1000:>8.0f}" for v in stats[name]))
     b, a = stats["before"], stats["after"]
     print(f"{'speed-up before/after':<31} " + " ".join(f"{x / y:>7.1f}x" for x, y in zip(b, a, strict=True)))
@@ -134,12 +134,12 @@ def report(rows: dict[str, list[float]], answers: dict[str, list[str]]) -> None:
 
 
 def measure_overhead(settings, store, embedder, questions, collection, tmp: Path) -> str:
-    """Sequential (max_parallel=1) so that the parts' times add up to the wall time; sentence
-    memory on (the default). Reading stored sentences counts as search (the store's time)."""
+    """Sequential (max_parallel=1) so that the parts' times add up to the wall time; the shipped
+    reader (its reading counts as reasoning). Reading stored sentences counts as search."""
     clock = Clock()
     t_embedder = Timed(embedder, clock, "embed", ["embed"])
     t_store = Timed(store, clock, "search", ["search", "sentences"])
-    reasoner = Timed(ExtractiveReasoner(t_embedder), clock, "reason", ["plan", "answer", "merge", "reflect"])
+    reasoner = Timed(build_reasoner(settings, t_embedder), clock, "reason", ["plan", "answer", "merge", "reflect"])
     assistant = Assistant(settings.replace(max_parallel=1), store=t_store, embedder=t_embedder, reasoner=reasoner,
                           state=SqliteState(tmp / "overhead.db"))
     total, depth2 = 0.0, 0

@@ -1,6 +1,6 @@
 """Load test of the HTTP server: 32 concurrent clients asking questions on a 10,000-chunk
-collection with the extractive reasoner, from a second process on loopback; before and after
-sentence memory in one run.
+collection with the extractive reasoner, from a second process on loopback; without and with the
+reader in one run.
 
     .venv/bin/python bench/bench_server.py [--duration 60] [--clients 32] [--chunks 10000]
                                            [--no-compare] [--no-unique]
@@ -16,8 +16,9 @@ p50/p95/p99 latency, errors, the server's peak RSS, and the CPU seconds the serv
 spent per answer during the load: on a machine shared with other work, throughput moves with the
 neighbours' load, CPU per answer much less.
 With --compare (the default) steps 2-3 run twice on the same collection: "before" with
-RAG_RLM_SENTENCE_MEMORY=false (the retrieved spans' sentences are encoded at answer time), then
-"after" with true; then the throughput ratio. With --unique (the default) every question text
+RAG_RLM_READER=none (sentences chosen and judged by the bi-encoder's similarity), then "after"
+with the shipped reader (the bi-encoder preranks, the reader re-scores the best candidates); then
+the throughput ratio. With --unique (the default) every question text
 is new: it carries this run's id, the mode and the request number, so no memo entry of an earlier
 run or of the other mode answers it (the memo lives in the store's database, shared by both).
 Targets: zero errors, p99 under 2 s.
@@ -44,7 +45,7 @@ DATA = Path("/work/shared/data")
 CORPORA = [DATA / "hotpotqa" / "corpus.jsonl", DATA / "musique" / "corpus.jsonl"]
 QUESTIONS = [DATA / "hotpotqa" / "questions.jsonl", DATA / "musique" / "questions.jsonl"]
 COLLECTION = "bench"
-MODES = {"before": False, "after": True}  # name -> RAG_RLM_SENTENCE_MEMORY
+MODES = {"before": "none", "after": ""}  # name -> RAG_RLM_READER: without the reader, then with the shipped one
 
 
 def parse_args() -> argparse.Namespace:
@@ -78,7 +79,7 @@ def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict
     return {
         **os.environ,
         "RAG_RLM_STORE": args.store or f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state-{mode}",
-        "RAG_RLM_SENTENCE_MEMORY": str(MODES[mode]).lower(),
+        "RAG_RLM_READER": MODES[mode],
         "RAG_RLM_COLLECTION": args.collection, "RAG_RLM_HOST": "127.0.0.1", "RAG_RLM_PORT": str(port),
         "RAG_RLM_CHUNK_TOKENS": str(args.chunk_tokens), "RAG_RLM_CHUNK_OVERLAP": "16",
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
@@ -230,7 +231,7 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         cols = (await http.get("/v1/collections")).json()["collections"]
         chunks = next(c["chunks"] for c in cols if c["name"] == args.collection)
-        print(f"\n[{mode}: RAG_RLM_SENTENCE_MEMORY={str(MODES[mode]).lower()}] collection {args.collection!r}: "
+        print(f"\n[{mode}: RAG_RLM_READER={MODES[mode] or 'the shipped reader'}] collection {args.collection!r}: "
               f"{chunks} chunks; {args.clients} clients for {args.duration:g} s; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if chunks < args.chunks:

@@ -21,6 +21,7 @@ from .errors import BudgetExceeded
 from .memo import MemoCache
 from .memory import Store, open_store
 from .reasoning.base import Reasoner, Turn
+from .reasoning.build import build_reasoner
 from .render import Numbering, render
 from .result import Result, SubAnswer, Usage
 from .trace import Trace
@@ -51,6 +52,8 @@ class Assistant:
         # answering's view of it: a text met again (the question, at each step) is not encoded again
         self.answer_embedder = cached(self.embedder)
         self.reasoner = reasoner or build_reasoner(s, self.answer_embedder)
+        # what checks a follow-up's rewrite: the reasoner's reader, when it reads with one
+        self.scorer = getattr(self.reasoner, "scorer", None)
         self._owns_state = state is None
         if state is None:
             from .memory.state import open_state
@@ -82,7 +85,7 @@ class Assistant:
         options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
                           s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid, s.sentence_memory)
         ctx = Context(self.store, self.answer_embedder, self.reasoner, self.memo, collection, version, options,
-                      budget, Trace(request_id=request_id), emit, cancel)
+                      budget, Trace(request_id=request_id), emit, cancel, scorer=self.scorer)
         resolved = self._resolve(ctx, question, history)
         node = controller.solve(ctx, resolved)
         result = _result(ctx, node, question, time.perf_counter() - started)
@@ -100,10 +103,7 @@ class Assistant:
                  if m.get("role") in ("user", "assistant") and m.get("content")]
         if not turns:
             return question
-        with ctx.trace.step("condense", question, None, 0) as node:
-            resolved = self.reasoner.condense(question, turns) or question
-            node.note = resolved if resolved != question else "standalone"
-        return resolved
+        return controller.condense(ctx, question, turns)
 
     def trace(self, trace_id: str) -> dict | None:
         return self.state.get(TRACE_KIND, trace_id)
@@ -197,18 +197,6 @@ def _ignore(kind: str, data: dict) -> None:
     """The event sink of a caller that does not stream."""
 
 
-def build_reasoner(settings: Settings, embedder: Embedder) -> Reasoner:
-    """The LLM reasoner when a model is configured, else the extractive one (no model needed)."""
-    if not settings.llm:
-        from .reasoning.extractive import ExtractiveReasoner
-
-        return ExtractiveReasoner(embedder)
-    from .llm import open_llm
-    from .reasoning.llm import LLMReasoner
-
-    return LLMReasoner(open_llm(settings.llm, settings), max_new_tokens=settings.llm_max_new_tokens)
-
-
 def _result(ctx: Context, node: Node, question: str, seconds: float) -> Result:
     numbering = Numbering()
     shown = render(node.draft, ctx.collection, numbering)
@@ -224,7 +212,7 @@ def _result(ctx: Context, node: Node, question: str, seconds: float) -> Result:
     return Result(question, ctx.collection, shown.text, shown.citations, subs, usage, ctx.trace.id, status,
                   list(ctx.notes), evidence, found=node.draft.found,
                   confidence=max((p.confidence for p in parts), default=0.0), parts=shown.parts, lead=shown.lead,
-                  short_answer=next((p.answer for p in parts if p.answer), ""), related=related)
+                  short_answer=parts[0].answer if len(parts) == 1 and parts[0].found else "", related=related)
 
 
 def _sub_answer(node: Node, collection: str, numbering: Numbering) -> SubAnswer:

@@ -57,6 +57,14 @@ class Settings:
     token_budget: int = 12000
     request_timeout: float = 60.0
     reflect: bool = True
+    # the reader (a cross-encoder trained by `rag-rlm train-reader`): picks the sentence that
+    # answers, decides `found` and checks every claim. "" = the one shipped in models/reader,
+    # a folder path, or "none" (answer from sentence similarity alone)
+    reader: str = ""
+    reader_int8: bool = True  # int8 Linear layers at inference: bench/bench_reader.py
+    reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
+    found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
+    rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
     # answer from the sentence vectors stored at ingest; false: split and encode the retrieved
     # spans at answer time (the path before sentence memory, kept for comparison)
     sentence_memory: bool = True
@@ -219,6 +227,13 @@ def _validate(s: Settings) -> None:
     if s.upload_workers > s.max_concurrent_answers:  # a job holds one of those slots while it runs
         raise ConfigError("upload_workers", f"must be at most max_concurrent_answers "
                                             f"({s.max_concurrent_answers}), got {s.upload_workers}")
+    from .reasoning.rules import RuleSet
+
+    RuleSet.from_setting(s.rules_off)  # an unknown rule name is a ConfigError naming the known ones
+    if s.reader_candidates < 0:
+        raise ConfigError("reader_candidates", f"must be >= 0, got {s.reader_candidates}")
+    if s.found_threshold > 1.5:
+        raise ConfigError("found_threshold", f"must be at most 1.5 (a negative value means the reader's own), got {s.found_threshold}")
     if s.llm_retries < 0:
         raise ConfigError("llm_retries", f"must be >= 0, got {s.llm_retries}")
     for name in ("llm_timeout", "request_timeout", "store_timeout"):

@@ -27,7 +27,21 @@ from .embed import Embedder
 from .errors import BudgetExceeded, Cancelled, RagRlmError
 from .memo import MemoCache, memo_key
 from .memory import Store
-from .reasoning.base import HOP, Draft, Evidence, EvidenceSentence, Part, Plan, Reasoner, SubQuestion, failed
+from .reader.data import reader_text
+from .reasoning.base import (
+    HOP,
+    SIDE,
+    Draft,
+    Evidence,
+    EvidenceSentence,
+    Part,
+    Plan,
+    Reasoner,
+    SentenceScorer,
+    SubQuestion,
+    Turn,
+    failed,
+)
 from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
 from .types import Sentence, Span
@@ -64,6 +78,7 @@ class Context:
     trace: Trace
     on_event: Callable[[str, dict], None] = lambda kind, data: None
     cancel: threading.Event | None = None
+    scorer: SentenceScorer | None = None  # checks a follow-up's rewrite (the reader)
     notes: list[str] = field(default_factory=list)
     cache_hits: int = 0
     retrievals: int = 0
@@ -123,6 +138,47 @@ def solve(ctx: Context, question: str) -> Node:
             node = _reflect(ctx, node, root)
             _to_memo(ctx, node.sub, 0, node)  # a memo hit then answers as this request did
     return node
+
+
+def condense(ctx: Context, question: str, history: Sequence[Turn]) -> str:
+    """A follow-up as the question it stands for, within the request's budget. The rewrite is
+    kept only when the reader finds it better supported by the collection than the asker's own
+    words: a rewrite that garbles the question ("What about the laptop?" read into an earlier
+    "Can I work from another country?") loses to the question as asked."""
+    with ctx.trace.step("condense", question, None, 0) as node:
+        want = ctx.tokens(question) + sum(ctx.tokens(t.content) for t in history[-6:]) + WRITE_WANT + PROMPT_WANT
+        rewrite = _run_step(ctx, want, node, lambda allowance: ctx.reasoner.condense(question, history, allowance))
+        resolved = rewrite.question if rewrite is not None and rewrite.question.strip() else question
+        support = _support(ctx, [question, resolved]) if resolved != question and ctx.scorer is not None else None
+        if support is not None:  # None: nothing to read it against (no sentence memory)
+            own, rewritten = support
+            if rewritten <= own:
+                node.note = f"kept the question as asked: its rewrite {resolved!r} reads {rewritten:.2f} against {own:.2f}"
+                return question
+            node.note = f"{resolved} (reads {rewritten:.2f} against {own:.2f} as asked)"
+        else:
+            node.note = resolved if resolved != question else "standalone"
+    return resolved
+
+
+CHECK_SENTENCES = 8  # sentences a follow-up check reads per wording (the closest by the bi-encoder)
+
+
+def _support(ctx: Context, questions: list[str]) -> list[float] | None:
+    """How well the collection answers each wording: the reader's best score over the closest
+    stored sentences of its top-k spans; None when a wording has no stored sentences."""
+    if not ctx.options.sentence_memory:
+        return None
+    evidence = _retrieve(ctx, [SubQuestion(q) for q in questions], 0, None)
+    out = []
+    for question, ev in zip(questions, evidence, strict=True):
+        stored = [e for e in ev.sentences if e.vector is not None]
+        if not stored:
+            return None
+        close = np.argsort(-(np.stack([e.vector for e in stored]) @ ev.query_vector))[:CHECK_SENTENCES]
+        texts = [reader_text(stored[i].span.title, stored[i].sentence.text, stored[i].sentence.heading) for i in close]
+        out.append(float(ctx.scorer.score_texts(question, texts).max()))
+    return out
 
 
 def solve_wave(ctx: Context, subs: Sequence[SubQuestion], depth: int, parent: TraceNode,
@@ -192,8 +248,8 @@ def _attach(spans: Sequence[Span], sentences: Sequence[Sentence], vectors: np.nd
 def _plan(ctx: Context, sub: SubQuestion, evidence: Evidence, depth: int, parent: TraceNode) -> Plan:
     if depth >= ctx.options.max_depth:
         return Plan(note="depth limit")
-    if sub.kind == HOP:  # a hop is one step to another document: it is not split again
-        return Plan(note="hop")
+    if sub.kind in (HOP, SIDE):  # one step to one thing's document: it is not split again
+        return Plan(note=sub.kind)
     # Decompose only if the budget can also pay for the children and their merge.
     if ctx.budget.remaining < FLOOR + 2 * MIN_STEP:
         ctx.note("budget short: no further decomposition")
@@ -204,6 +260,7 @@ def _plan(ctx: Context, sub: SubQuestion, evidence: Evidence, depth: int, parent
         if plan is None:
             return Plan(note="budget short")
         node.note = plan.note
+        node.rules = list(plan.rules)
     if depth == 0 and plan.sub_questions:
         ctx.on_event("plan", {"question": sub.text, "sub_questions": [_public(s) for s in plan.sub_questions]})
     return plan
@@ -276,6 +333,8 @@ def _reflect(ctx: Context, node: Node, root: TraceNode) -> Node:
     with ctx.trace.step("reflect", question, root, 0) as step:
         checked = _run_step(ctx, want, step,
                             lambda allowance: ctx.reasoner.reflect(question, node.draft, evidence, allowance))
+        if checked is not None and checked.notes and step.status == "ok":
+            step.note = "; ".join(checked.notes)  # which claims the reader dropped, and why
     if checked is None or not checked.ok or not checked.parts:
         return node
     draft, extra = replace(checked, missing=()), []
@@ -317,6 +376,7 @@ def _run_step(ctx: Context, want: int, node: TraceNode, call: Callable[[int], ob
     held.settle(tokens_in + tokens_out)
     node.tokens_in, node.tokens_out = tokens_in, tokens_out
     ctx.count(llm_calls=sum(d.llm_calls for d in drafts))
+    node.rules = list(dict.fromkeys(r for d in drafts for r in getattr(d, "rules", ())))
     errors = sorted({d.error for d in drafts if getattr(d, "error", None)})
     if errors:
         node.status = "error"
@@ -393,6 +453,8 @@ def _memoised(sub: SubQuestion) -> bool:
 
 def _key(ctx: Context, sub: SubQuestion, depth: int) -> str:
     o = ctx.options
-    shape = {"top_k": o.top_k, "depth_left": o.max_depth - depth, "hybrid": o.hybrid,
-             "reasoner": type(ctx.reasoner).__name__, "sentences": o.sentence_memory, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
+    # the reasoner's identity names its reader's weights: a new reader never serves the old one's answers
+    reasoner = getattr(ctx.reasoner, "identity", type(ctx.reasoner).__name__)
+    shape = {"top_k": o.top_k, "depth_left": o.max_depth - depth, "hybrid": o.hybrid, "reasoner": reasoner,
+             "sentences": o.sentence_memory, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
     return memo_key(sub.query, ctx.collection, ctx.version, shape)

@@ -23,6 +23,7 @@ class TraceNode:
     cache_hit: bool = False
     status: str = "ok"  # ok | error | skipped | degraded
     note: str = ""
+    rules: list[str] = field(default_factory=list)  # the rules of rag_rlm.reasoning.rules that fired
 
 
 class Trace:

@@ -21,7 +21,7 @@ from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.memory.state import SqliteState, open_state
-from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Source, SubQuestion
+from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Plan, Rewrite, Source, SubQuestion
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.types import Chunk, Document
 
@@ -279,6 +279,25 @@ def test_a_wave_reads_sentence_memory_once_and_hops_skip_the_memo(corpus, embedd
 
 # --- controller logic under a scripted reasoner ----------------------------------------------
 
+def test_a_follow_ups_condense_step_is_paid_from_the_request_budget(corpus, embedder):
+    """The condense step (a model's rewrite, scripted here) reserves and spends budget like any
+    step, and its tokens are in the answer's usage."""
+    class Condensing(ScriptedReasoner):
+        def condense(self, question, history, allowance):
+            return Rewrite("Who approves expenses over $500?", tokens_in=37, tokens_out=9, llm_calls=1)
+
+    reasoner = Condensing(plans={})
+    assistant, collection = make(corpus, embedder, reasoner, reflect=False)
+    history = [{"role": "user", "content": "What is the expense policy?"}, {"role": "assistant", "content": "..."}]
+    result = assistant.ask("And over $500?", collection, history=history, max_depth=0)
+    node = next(n for n in assistant.trace(result.trace_id)["nodes"] if n["kind"] == "condense")
+    assert (node["tokens_in"], node["tokens_out"]) == (37, 9)
+    assert result.usage.llm_calls >= 2 and result.usage.tokens_in >= 37
+    assert result.resolved_question == "Who approves expenses over $500?"  # no reader to check it: kept
+    starved = assistant.ask("And over $500?", collection, history=history, max_depth=0, token_budget=40)
+    assert starved.resolved_question == "And over $500?"  # no room for the step: the question as asked
+
+
 def test_same_sub_question_twice_is_answered_once(corpus, embedder):
     scripted = ScriptedReasoner(plans={"root?": ["same?", "same?"]})
     assistant, collection = make(corpus, embedder, scripted)
@@ -358,8 +377,8 @@ class CountingReasoner:
     def reflect(self, question, draft, evidence, allowance):
         return self.inner.reflect(question, draft, evidence, allowance)
 
-    def condense(self, question, history):
-        return self.inner.condense(question, history)
+    def condense(self, question, history, allowance):
+        return self.inner.condense(question, history, allowance)
 
 
 class ScriptedReasoner:
@@ -403,5 +422,5 @@ class ScriptedReasoner:
     def reflect(self, question, draft, evidence, allowance):
         return replace(draft, tokens_in=self._cost(allowance), tokens_out=0, llm_calls=0, missing=())
 
-    def condense(self, question, history):
-        return question
+    def condense(self, question, history, allowance):
+        return Rewrite(question)

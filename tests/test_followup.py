@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from rag_rlm.embed import load_embedder
@@ -168,3 +170,35 @@ def test_the_verb_after_a_do_question_subject_is_not_carried(embedder, earlier, 
     out = condense(question, [user(earlier), assistant("")], embedder)
     assert out.subject == subject, out
     assert subject in out.question
+
+
+# -- the rewrite checked by the reader, through the whole assistant -------------------------------
+
+@pytest.fixture(scope="module")
+def sample_assistant(pg_url, tmp_path_factory):
+    from rag_rlm.assistant import Assistant
+    from rag_rlm.config import Settings
+
+    data = tmp_path_factory.mktemp("followup")
+    assistant = Assistant(Settings(store=pg_url, data_dir=str(data)))
+    assistant.ingest_files([Path(__file__).resolve().parent.parent / "examples" / "sample"], "followup_sample")
+    yield assistant
+    assistant.close()
+
+
+def test_a_rewrite_the_reader_does_not_find_better_supported_keeps_the_askers_words(sample_assistant):
+    history = [{"role": "user", "content": "Can I work from another country, and who approves expenses over $500?"},
+               {"role": "assistant", "content": "Up to 20 working days per year [1]. The Finance Director [2]."}]
+    result = sample_assistant.ask("What about the laptop?", "followup_sample", history=history)
+    assert result.resolved_question == "What about the laptop?"
+    note = next(n for n in sample_assistant.trace(result.trace_id)["nodes"] if n["kind"] == "condense")["note"]
+    assert note.startswith("kept the question as asked"), note
+    assert "laptop" in result.answer.lower()
+
+
+def test_a_rewrite_that_reads_better_is_kept(sample_assistant):
+    history = [{"role": "user", "content": "How many vacation days do new hires get?"},
+               {"role": "assistant", "content": "22 vacation days per calendar year [1]."}]
+    result = sample_assistant.ask("When do carried-over ones expire?", "followup_sample", history=history)
+    assert result.resolved_question != "When do carried-over ones expire?"
+    assert "March 31" in result.answer

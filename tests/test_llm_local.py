@@ -40,7 +40,7 @@ def tiny(model_dir) -> LocalLLM:
 
 PROMPTS = [
     [{"role": "user", "content": "Who?"}],
-    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Who directed the film in which the fox starred?"}],
+    [{"role": "system", "content": "Be brief."}, {"role": "user", "content": "Who directed the movie that the fox starred in?"}],
     [{"role": "user", "content": "Expenses are reimbursed within thirty days. " * 6}],
 ]
 
@@ -92,7 +92,7 @@ def test_a_prompt_beyond_the_context_fails_alone(tiny):
 
 def test_plain_rendering_without_a_chat_template(tmp_path):
     llm = LocalLLM(build_tiny_model(tmp_path / "plain", chat_template=None), quantization="none")
-    assert llm.render(PROMPTS[1]) == "system: Be brief.\nuser: Who directed the film in which the fox starred?\nassistant:"
+    assert llm.render(PROMPTS[1]) == "system: Be brief.\nuser: Who directed the movie that the fox starred in?\nassistant:"
     (result,) = llm.generate([PROMPTS[1]], 4)
     assert result.tokens_in == llm.count_tokens(PROMPTS[1]) and result.tokens_out <= 4
 
@@ -154,7 +154,7 @@ def cite_only_given(draft: Draft, given: list[Span]) -> bool:
 
 def test_random_model_output_degrades_gracefully(tiny):
     reasoner = LLMReasoner(tiny, max_new_tokens=24)
-    plan = reasoner.plan("Who directed the film in which the fox starred?", Evidence(tuple(spans())), 2000)
+    plan = reasoner.plan("Who directed the movie that the fox starred in?", Evidence(tuple(spans())), 2000)
     assert plan.sub_questions == () and plan.note.startswith("unparseable plan output")
     assert 0 < plan.tokens_in + plan.tokens_out <= 2000 and plan.llm_calls == 1
 

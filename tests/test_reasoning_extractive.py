@@ -1,10 +1,12 @@
-"""The extractive reasoner on hand-made evidence and drafts (real embedder): what the answer leads
-with."""
+"""The extractive reasoner with the real embedder and the shipped reader, on hand-made evidence:
+which sentence answers, whether any does, what reflection keeps, how bridges, lists, sentences that
+refer back and comparisons are said, and that each rule can be switched off by name."""
 
 from __future__ import annotations
 
 import pytest
 
+from rag_rlm.reader import load_reader, shipped_reader_path
 from rag_rlm.reasoning.base import (
     HOP,
     SIDE,
@@ -19,38 +21,70 @@ from rag_rlm.reasoning.base import (
     SubQuestion,
 )
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
+from rag_rlm.reasoning.rules import RuleSet
+from rag_rlm.reasoning.scoring import ReaderScorer
+from rag_rlm.reasoning.thresholds import Thresholds
 from rag_rlm.types import Sentence, Span
 
 
 @pytest.fixture(scope="module")
-def reasoner(embedder):
-    return ExtractiveReasoner(embedder)
+def scorer():
+    return ReaderScorer(load_reader(shipped_reader_path()))
 
 
-def evidence(embedder, title: str, sentences: list[str]) -> Evidence:
+def make(embedder, scorer, off: tuple[str, ...] = ()) -> ExtractiveReasoner:
+    thresholds = Thresholds().with_values("the shipped reader's card", found=scorer.reader.threshold)
+    return ExtractiveReasoner(embedder, scorer, thresholds=thresholds, rules=RuleSet(off))
+
+
+@pytest.fixture(scope="module")
+def reasoner(embedder, scorer):
+    return make(embedder, scorer)
+
+
+def evidence(embedder, title: str, sentences: list[str], kinds: list[str] | None = None, sep: str = " ") -> Evidence:
     """One span of `sentences`, stored as sentence memory stores them (vectors with the title)."""
-    text = " ".join(sentences)
+    text = sep.join(sentences)
     span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
     stored, at = [], 0
     for i, s in enumerate(sentences):
-        stored.append(Sentence(span.document_id, i, s, at, at + len(s)))
-        at += len(s) + 1
+        at = text.index(s, at)
+        stored.append(Sentence(span.document_id, i, s, at, at + len(s), kind=(kinds or ["text"] * len(sentences))[i]))
     vectors = embedder.embed([f"{title}: {s}" for s in sentences])
     return Evidence((span,), tuple(EvidenceSentence(s, span, v) for s, v in zip(stored, vectors, strict=True)))
 
 
-def test_the_answer_leads_with_the_sentence_that_says_what_is_asked(reasoner, embedder):
-    q = ("Scott Andrew Buchholz, is an Australian politician, he previously served as chief of staff to which "
-         "Queensland Senator Australian politician, who has served as the Deputy Prime Minister of Australia since "
-         "18 February 2016?")
-    ev = evidence(embedder, "Scott Buchholz", [
-        "Scott Andrew Buchholz (born 27 March 1968) is an Australian politician.",  # the closest: names him
-        "He previously served as chief of staff to Queensland Senator Barnaby Joyce and was a director of CQX "
-        "Group of Transport Companies for 18 years.",
-        "He was elected to the House of Representatives in 2010."])
-    part = reasoner.answer([SubQuestion(q)], [ev], 4000)[0].parts[0]
-    assert part.found
-    assert part.claims[0].text.startswith("He previously served as chief of staff"), part.claims
+LIGHTHOUSE = ["The lighthouse at Cape Varn is a 40-metre stone tower on the northern headland.",
+              "It was built in 1874 by the harbour authority and automated in 1961.",
+              "Visitors can climb its 212 steps from May to September."]
+
+
+def test_the_sentence_that_answers_leads_not_the_one_that_names_the_subject(reasoner, embedder):
+    ev = evidence(embedder, "Cape Varn lighthouse", LIGHTHOUSE)
+    draft = reasoner.answer([SubQuestion("How many steps does the Cape Varn lighthouse have?")], [ev], 4000)[0]
+    part = draft.parts[0]
+    assert part.found and part.claims[0].text == LIGHTHOUSE[2]
+    assert part.answer == "212"  # the short answer of a one-figure question
+
+
+def test_an_off_topic_or_same_topic_unanswerable_question_is_not_found(reasoner, embedder):
+    ev = evidence(embedder, "Cape Varn lighthouse", LIGHTHOUSE)
+    for question in ("What is the capital of France?", "Who designed the Cape Varn lighthouse's lens?"):
+        part = reasoner.answer([SubQuestion(question)], [ev], 4000)[0].parts[0]
+        assert not part.found, (question, part.confidence)
+        assert part.confidence < reasoner.thresholds.found
+
+
+def test_reflection_drops_a_claim_its_sentence_does_not_support(reasoner, embedder):
+    ev = evidence(embedder, "Cape Varn lighthouse", LIGHTHOUSE)
+    q = "When was the Cape Varn lighthouse built?"
+    good = reasoner.answer([SubQuestion(q)], [ev], 4000)[0].parts[0].claims[0]
+    span = ev.spans[0]
+    stray = Claim(LIGHTHOUSE[2], (Source(span, ev.sentences[2].sentence.start, ev.sentences[2].sentence.end),))
+    draft = Draft((PartDraft(q, (good, stray), True, 0.9),))
+    checked = reasoner.reflect(q, draft, ev, 4000)
+    assert len(checked.claims) == 1 and checked.claims[0].text.endswith(good.text)  # said with what "It" is
+    assert any(n.startswith("reflect: dropped 'Visitors can climb") for n in checked.notes)
 
 
 def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasoner, embedder):
@@ -58,127 +92,105 @@ def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasone
         "Hash indexes store a 32-bit hash code derived from the value of the indexed column.",
         "Hence, such indexes can only handle simple equality comparisons.",
         "B-tree indexes can also be used to retrieve data in sorted order."])
-    q = "Which index type can handle equality comparisons only?"
+    q = "Which comparisons can hash indexes handle?"
     draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
     assert draft.claims[0].text == "Hence, such indexes can only handle simple equality comparisons."
-    part = reasoner.reflect(q, draft, ev, 4000).parts[0]  # what the answer says, not what it is judged on
-    lead = part.claims[0]
-    assert lead.text == ("Hash indexes store a 32-bit hash code derived from the value of the indexed column. "
-                         "Hence, such indexes can only handle simple equality comparisons.")
+    reflected = reasoner.reflect(q, draft, ev, 4000)
+    lead = reflected.parts[0].claims[0]
+    assert lead.text.startswith("Hash indexes store a 32-bit hash code") and lead.text.endswith("equality comparisons.")
     (source,) = lead.sources  # one quote from the start of the first sentence to the end of the second
     assert (source.start, source.end) == (0, ev.sentences[1].sentence.end)
-    assert not any(c.text == ev.sentences[0].sentence.text for c in part.claims[1:])  # not said twice
+    assert "refers_back" in reflected.rules
+    off = make(embedder, reasoner.scorer, ("refers_back",)).reflect(q, draft, ev, 4000)
+    assert off.parts[0].claims[0].text == draft.claims[0].text and "refers_back" not in off.rules
 
 
-def side(question: str, name: str, text: str) -> Part:
-    span = Span(name.lower(), 0, name, f"{name}.txt", text, 0, len(text), 1.0)
-    claim = Claim(text, (Source(span, 0, len(text)),), 0.9)
-    return Part(SubQuestion(question, focus=name, kind=SIDE), Draft((PartDraft(question, (claim,), True, 0.9, name),)))
+def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
+    lead_in = "Routine vacuuming is needed for several reasons:"
+    items = ["To recover or reuse disk space occupied by updated or deleted rows.",
+             "To update data statistics used by the query planner.",
+             "To protect against loss of very old data due to transaction ID wraparound."]
+    ev = evidence(embedder, "Routine Vacuuming", [lead_in, *items], ["text", "item", "item", "item"], sep="\n\n")
+    draft = reasoner.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0]
+    assert draft.claims[0].text.startswith(lead_in) and items[2].rstrip(".") in draft.claims[0].text
+    assert "list_lead_in" in draft.rules
+    (source,) = draft.claims[0].sources  # one quote, from the lead-in to the end of the last item
+    assert (source.start, source.end) == (ev.sentences[0].sentence.start, ev.sentences[3].sentence.end)
+    off = make(embedder, reasoner.scorer, ("list_lead_in",))
+    alone = off.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0]
+    assert not alone.claims or not alone.claims[0].text.startswith(lead_in + " To")
 
 
-def test_a_yes_no_comparison_leads_with_its_verdict_citing_both_sides(reasoner):
-    q = "Are Medici and Senet both board games?"
-    sides = [side(q, "Medici", "Medici is a German-style board game by Reiner Knizia."),
-             side(q, "Senet", "Senet is a board game from ancient Egypt.")]
-    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(tuple(s.sub_question for s in sides)), 4000)
+def quoted(title: str, text: str) -> Claim:
+    span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
+    return Claim(text, (Source(span, 0, len(text)),), 0.9)
+
+
+def side(question: str, name: str, *texts: str) -> Part:
+    claims = tuple(quoted(name, t) for t in texts)
+    return Part(SubQuestion(question, focus=name, kind=SIDE), Draft((PartDraft(question, claims, True, 0.9, name),)))
+
+
+def compare(reasoner, question: str, cue: str, *sides: Part):
+    plan = Plan(tuple(s.sub_question for s in sides), comparison=cue)
+    return reasoner.merge(question, Draft((PartDraft(question),)), list(sides), plan, 4000)
+
+
+def test_a_figure_comparison_says_which_side_wins_with_both_figures_and_units(reasoner):
+    q = "Which plan covers more of the premium, plan A or plan B?"
+    draft = compare(reasoner, q, "more", side(q, "plan A", "Plan A covers 80% of the monthly premium."),
+                    side(q, "plan B", "Plan B covers 50% of the monthly premium."))
     lead = draft.parts[0].claims[0]
-    assert lead.text == "Yes: Medici and Senet are both board games."
-    assert lead.answer == "Yes" and {s.span.title for s in lead.sources} == {"Medici", "Senet"}
-    assert [c.text for c in draft.parts[0].claims[1:]] == [p.draft.claims[0].text for p in sides]
+    assert lead.text == "Plan A covers more of the premium: 80%, against 50% for plan B."
+    assert lead.kind == "verdict" and {s.span.title for s in lead.sources} == {"plan A", "plan B"}
+    assert "figure_comparison" in draft.rules
 
 
-def test_a_yes_no_comparison_the_sentences_do_not_settle_is_not_guessed(reasoner):
-    q = "Are Frozen and Escape both animated features?"
-    sides = [side(q, "Frozen", "Frozen is the 53rd Disney animated feature film."),
-             side(q, "Escape", "Escape is a 1976 family drama film.")]
-    draft = reasoner.merge(q, Draft((PartDraft(q),)), sides, Plan(), 4000)
-    assert not any(c.text.startswith(("Yes", "No")) for c in draft.claims)
+def test_a_comparison_refuses_figures_that_measure_something_else(reasoner):
+    q = "Which replaces a larger share of salary: short-term or long-term disability insurance?"
+    short = side(q, "short-term disability insurance",
+                 "Short-term disability insurance replaces 70% of base salary for up to 12 weeks.")
+    long_ = side(q, "long-term disability insurance",
+                 "Long-term disability insurance starts after a 90-day waiting period.",
+                 "It replaces 60% of base salary until retirement age.")
+    lead = compare(reasoner, q, "larger", short, long_).parts[0].claims[0]
+    assert lead.text == ("Short-term disability insurance replaces a larger share of salary: 70%, against 60% for "
+                         "long-term disability insurance.")  # the 90 days of waiting is no share of salary
+    only_days = side(q, "long-term disability insurance", "Long-term disability insurance starts after a 90-day waiting period.")
+    part = compare(reasoner, q, "larger", short, only_days).parts[0]
+    assert not any(c.kind == "verdict" for c in part.claims)  # a duration is never weighed against a share
+    assert [c.text for c in part.claims] == [short.draft.claims[0].text, only_days.draft.claims[0].text]
 
 
-def test_a_figure_comparison_that_one_sentence_or_a_tie_answers_states_no_winner(reasoner):
-    # Python's manual: one sentence answers both sides, and its only figure is the "1" of "O(1)"
-    q = "Which is faster for appending on the left, a deque or a list?"
-    text = "Deques support thread-safe, memory efficient appends and pops from either side with O(1) performance."
-    same = [side(q, "a deque", text), side(q, "a list", text)]
-    plan = Plan(tuple(s.sub_question for s in same), comparison="faster")
-    part = reasoner.merge(q, Draft((PartDraft(q),)), same, plan, 4000).parts[0]
-    assert [c.text for c in part.claims] == [text]  # said once, and no "a deque: 1, against a list 1"
-    tie = [side(q, "Alpha", "Alpha was founded in 1990."), side(q, "Beta", "Beta was founded in 1990.")]
-    part = reasoner.merge("Which was founded first, Alpha or Beta?", Draft((PartDraft(q),)), tie,
-                          Plan(tuple(s.sub_question for s in tie), comparison="first"), 4000).parts[0]
+def test_a_tie_or_one_sentence_for_both_sides_states_no_winner(reasoner):
+    q = "Which was founded first, Alpha or Beta?"
+    part = compare(reasoner, q, "first", side(q, "Alpha", "Alpha was founded in 1990."),
+                   side(q, "Beta", "Beta was founded in 1990.")).parts[0]
     assert [c.text for c in part.claims] == ["Alpha was founded in 1990.", "Beta was founded in 1990."]
 
 
-def test_a_merge_ranks_sentences_with_the_heading_they_were_stored_under(reasoner, embedder):
-    # the PostgreSQL manual: a parameter's name heads its description, not each of its sentences
-    q = "What is the default value of max_connections?"
-    texts = ["The default value is three connections.", "The default is typically 100 connections."]
-    headings = ["superuser_reserved_connections (integer)", "max_connections (integer)"]
-    vectors = embedder.embed(texts)
-    span = Span("conn", 0, "Connection Settings", "conn.html", " ".join(texts), 0, 80, 1.0)
-    own, hop = (Claim(t, (Source(span, 0, len(t)),), 1.0, "", v, f"Connection Settings {h} {t}")
-                for t, h, v in zip(texts, headings, vectors, strict=True))
-    parts = [Part(SubQuestion(q, focus="TCP", kind=HOP), Draft((PartDraft(q, (hop,), True, 0.9, "TCP"),)))]
-    merged = reasoner.merge(q, Draft((PartDraft(q, (own,), True, 0.9),)), parts, Plan(), 4000).parts[0]
-    assert merged.claims[0].text == "The default is typically 100 connections.", merged.claims
+def test_a_yes_no_comparison_leads_with_its_verdict_citing_both_sides(reasoner):
+    q = "Are Brannock and Quillon both card games?"
+    sides = [side(q, "Brannock", "Brannock is a card game for four players."),
+             side(q, "Quillon", "Quillon is a card game played with a 32-card deck.")]
+    draft = compare(reasoner, q, "", *sides)
+    lead = draft.parts[0].claims[0]
+    assert lead.text == "Yes: Brannock and Quillon are both card games."
+    assert lead.answer == "Yes" and {s.span.title for s in lead.sources} == {"Brannock", "Quillon"}
+    off = make(reasoner.embedder, reasoner.scorer, ("yes_no_comparison",))
+    assert not compare(off, q, "", *sides).parts[0].claims[0].text.startswith("Yes")
 
 
-def hop(question: str, focus: str, confidence: float, *claims: Claim) -> Part:
-    return Part(SubQuestion(question, focus=focus, kind=HOP),
-                Draft((PartDraft(question, claims, True, confidence, focus),)))
-
-
-def claim(embedder, title: str, text: str) -> Claim:
-    span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
-    return Claim(text, (Source(span, 0, len(text)),), 0.9, "", embedder.embed([text])[0], f"{title} {text}")
-
-
-def test_a_bridge_leads_with_the_sentence_a_hop_found_past_the_link(reasoner, embedder):
-    # HotpotQA: the surest hop (on Gillian Chung) finds the link again; the hop on Edison Chen finds the answer
-    q = "What actresses were involved in the scandal that temporarily separated the Hong Kong duo Twins in 2008?"
-    link = claim(embedder, "Twins (group)", "In February 2008 the duo temporarily separated after the Edison Chen "
-                 "photo scandal involving Gillian Chung.")
-    answer = claim(embedder, "Edison Chen photo scandal", "The actresses involved in the 2008 photo scandal of Hong "
-                   "Kong actor Edison Chen were Gillian Chung, Bobo Chan, Rachel Ngan and Cecilia Cheung.")
-    own = Draft((PartDraft(q, (link,), True, 0.9),))
-    hops = [hop(q, "Gillian Chung", 1.0, link, answer), hop(q, "Edison Chen", 0.9, answer, link)]
-    merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
-    assert [c.text for c in merged.claims] == [answer.text, link.text]
-    # a hop's sentence far from the question never leads in place of the link
-    stray = claim(embedder, "Wonder Woman (2017 film)", "Diana then leaves her home in order to end the conflict.")
-    hops = [hop(q, "Gillian Chung", 1.0, link), hop(q, "Edison Chen", 0.9, stray)]
-    merged = reasoner.merge(q, own, hops, Plan(tuple(h.sub_question for h in hops)), 4000).parts[0]
-    assert merged.claims[0].text == link.text
-
-
-def test_a_hop_sentence_from_the_focus_page_leads_unless_the_link_names_what_is_asked(reasoner, embedder):
-    # HotpotQA: the hop on the Eagles finds the link first, then the Eagles' own page says the state
-    q = "From 1945-1949 Dick Humbert played for an NFL team based in what state?"
-    link = claim(embedder, "Dick Humbert", "He played for the Philadelphia Eagles (1941, 1945–1949).")
-    state = claim(embedder, "Philadelphia Eagles", "The Philadelphia Eagles are a professional American football "
-                  "franchise based in Philadelphia, Pennsylvania.")
-    hops = [hop(q, "Philadelphia Eagles", 1.0, link, state)]
-    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
-    assert [c.text for c in merged.claims] == [state.text, link.text]
-    # the link that names the Senator asked for answers itself: the Senator's own page does not lead
-    q = "Scott Buchholz previously served as chief of staff to which Queensland Senator of the National Party?"
-    link = claim(embedder, "Scott Buchholz", "He previously served as chief of staff to Queensland Senator "
-                 "Barnaby Joyce.")
-    bio = claim(embedder, "Barnaby Joyce", "Barnaby Thomas Gerard Joyce (born 17 April 1967) is an Australian "
-                "politician who has served as the Leader of the National Party.")
-    hops = [hop(q, "Barnaby Joyce", 1.0, link, bio)]
-    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
-    assert merged.claims[0].text == link.text
-
-
-def test_a_hop_sentence_from_the_links_own_document_is_no_bridge(reasoner, embedder):
-    # HotpotQA: both hops found another sentence of the film's own page, which says nothing asked
-    q = "Do Lafzon Ki Kahani is a remake of Always, released in which year, a film directed by Song Il-gon?"
-    link = claim(embedder, "Do Lafzon Ki Kahani (film)", "It is a remake of the 2011 Korean movie \"Always\".")
-    same_page = claim(embedder, "Do Lafzon Ki Kahani (film)", "The film released worldwide on 10 June 2016.")
-    hops = [hop(q, "Always", 1.0, same_page, link)]
-    merged = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.9),)), hops, Plan(), 4000).parts[0]
-    assert merged.claims[0].text == link.text
+def test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it(reasoner):
+    q = "Which river flows through the city where the Varnholt Observatory stands?"
+    link = quoted("Varnholt Observatory", "The Varnholt Observatory stands on a hill above the city of Ostrava.")
+    river = quoted("Ostrava", "The Oder river flows through Ostrava and meets the Ostravice there.")
+    stray = quoted("Ostrava", "Ostrava hosts an annual music festival in July.")
+    own = Draft((PartDraft(q, (link,), True, 0.6),))
+    hop = Part(SubQuestion(q, focus="Ostrava", kind=HOP), Draft((PartDraft(q, (stray, river), False, 0.1, "Ostrava"),)))
+    draft = reasoner.merge(q, own, [hop], Plan((hop.sub_question,), links=(("Ostrava", link),)), 4000)
+    assert [c.text for c in draft.parts[0].claims[:2]] == [river.text, link.text]
+    assert "bridge_chain" in draft.rules
 
 
 def documents(embedder, docs: list[tuple[str, str]]) -> Evidence:
@@ -191,58 +203,25 @@ def documents(embedder, docs: list[tuple[str, str]]) -> Evidence:
 
 
 def test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names(reasoner, embedder):
-    # the sentences that match "first president" best are about other countries; the hop to the
-    # answer's document is what Damerjog's own document says, ranked last by retrieval
-    q = "Who was the first president of Damerjog's country?"
+    q = "Who was the first mayor of Kelbrook's county?"
     ev = documents(embedder, [
-        ("Republic of the Congo", "Fulbert Youlou was the first president of the Republic of the Congo."),
-        ("List of presidents of Freedonia", "Rufus Firefly was the first president of Freedonia."),
-        ("Martin Van Buren", "Martin Van Buren was the eighth president of the United States."),
-        ("Damerjog", "Damerjog is a town in the southern Djibouti.")])
+        ("Ardmore County", "Lena Hoss was the first mayor of Ardmore County."),
+        ("List of mayors of Fenwick", "Tom Reyes was the first mayor of Fenwick."),
+        ("Kelbrook", "Kelbrook is a village in Harlow County.")])
     plan = reasoner.plan(q, ev, 4000)
-    assert plan.sub_questions and plan.sub_questions[0].focus == "Djibouti", plan
-    assert plan.sub_questions[0].kind == HOP
+    assert plan.sub_questions and plan.sub_questions[0].focus == "Harlow County", plan
+    assert plan.sub_questions[0].kind == HOP and plan.rules == ("bridge_entities",)
+    assert dict(plan.links)["Harlow County"].text == "Kelbrook is a village in Harlow County."
+    assert not make(embedder, reasoner.scorer, ("bridge_entities",)).plan(q, ev, 4000).sub_questions
 
 
-def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
-    # the PostgreSQL manual: the reasons are list items under a lead-in that says nothing alone
-    lead_in = "PostgreSQL's VACUUM command has to process each table on a regular basis for several reasons:"
-    items = ["To recover or reuse disk space occupied by updated or deleted rows.",
-             "To update data statistics used by the PostgreSQL query planner.",
-             "To protect against loss of very old data due to transaction ID wraparound."]
-    after = "Each of these reasons dictates performing VACUUM operations of varying frequency and scope."
-    texts = [lead_in, *items, after]
-    text = "\n\n".join([lead_in, *(f"- {i}" for i in items), after])
-    span = Span("vacuum", 0, "Routine Vacuuming", "vacuum.html", text, 0, len(text), 1.0)
-    stored, at = [], 0
-    for i, (t, kind) in enumerate(zip(texts, ["text", "item", "item", "item", "text"], strict=True)):
-        at = text.index(t, at)
-        stored.append(Sentence(span.document_id, i, t, at, at + len(t), kind=kind))
-    vectors = embedder.embed([f"Routine Vacuuming: {t}" for t in texts])
-    ev = Evidence((span,), tuple(EvidenceSentence(s, span, v) for s, v in zip(stored, vectors, strict=True)))
-    lead = reasoner.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0].claims[0]
-    assert lead.text == (f"{lead_in} To recover or reuse disk space occupied by updated or deleted rows; To update "
-                         "data statistics used by the PostgreSQL query planner; To protect against loss of very old "
-                         "data due to transaction ID wraparound.")
-    (source,) = lead.sources  # one quote, from the lead-in to the end of the last item
-    assert (source.start, source.end) == (stored[0].start, stored[3].end)
-
-
-def test_a_figure_comparison_is_settled_on_each_sides_table_row(reasoner, embedder):
-    # the PostgreSQL manual: prose about each type is closer to the question, the figures are in its table row
-    q = "Which is larger, a bigint or an integer?"
-    rows = {"a bigint": "Name: bigint; Storage Size: 8 bytes; Description: large-range integer",
-            "an integer": "Name: integer; Storage Size: 4 bytes; Description: typical choice for integer"}
-    prose = ["The bigint type is designed to be used when the range of the integer type is insufficient.",
-             "The types smallint, integer, and bigint store whole numbers of various ranges."]
-    sides = []
-    for name, row in rows.items():
-        sub = SubQuestion(q, focus=name, kind=SIDE)
-        ev = evidence(embedder, "8.1. Numeric Types", [*prose, row])
-        draft = reasoner.answer([sub], [ev], 4000)[0]
-        assert draft.claims[0].text == row, draft.claims  # the row leads the side: it gives the figure
-        sides.append(Part(sub, draft))
-    plan = Plan(tuple(s.sub_question for s in sides), comparison="larger")
-    part = reasoner.merge(q, Draft((PartDraft(q),)), sides, plan, 4000).parts[0]
-    assert part.found
-    assert [c.text for c in part.claims[:3]] == ["A bigint: 8, against an integer 4.", *rows.values()]
+def test_a_side_is_answered_from_its_own_page(reasoner, embedder):
+    q = "Are Mara Voss and Ilan Dupree both film directors?"
+    ev = documents(embedder, [
+        ("Orla Kemp", "Leading directors, including Mara Voss and Tam Oduya, have cited Kemp as an inspiration."),
+        ("Mara Voss", "Mara Voss (born 1970) is a British film director and screenwriter.")])
+    sub = SubQuestion(q, focus="Mara Voss", kind=SIDE, query_text="Are both film directors?")
+    draft = reasoner.answer([sub], [ev], 4000)[0]
+    assert draft.claims[0].text.startswith("Mara Voss (born 1970)") and "side_own_page" in draft.rules
+    off = make(embedder, reasoner.scorer, ("side_own_page",)).answer([sub], [ev], 4000)[0]
+    assert "side_own_page" not in off.rules

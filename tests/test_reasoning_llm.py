@@ -89,12 +89,12 @@ def sources(draft: Draft) -> list[list[Span]]:
 # -- plan -------------------------------------------------------------------------------------
 
 def test_json_plan_anywhere_in_the_text_is_parsed():
-    reply = ('Sure! Here is the plan:\n```json\n{"sub_questions": [{"question": "Which film did Ann Lee '
+    reply = ('Sure! Here is the plan:\n```json\n{"sub_questions": [{"question": "Which movie did Ann Lee '
              'star in?", "depends_on": []}, {"question": "Who directed #1?", "depends_on": [0]}]}\n```')
     llm = ScriptedLLM(reply)
-    plan = LLMReasoner(llm, 64).plan("Who directed the film in which Ann Lee starred?", ev(span(1)), 2000)
+    plan = LLMReasoner(llm, 64).plan("Who directed the movie that Ann Lee starred in?", ev(span(1)), 2000)
     assert plan.sub_questions == (
-        SubQuestion("Which film did Ann Lee star in?"),
+        SubQuestion("Which movie did Ann Lee star in?"),
         SubQuestion("Who directed #1?", (0,)),
     )
     assert plan.llm_calls == 1 and plan.tokens_in == llm.count_tokens(llm.calls[0][0][0])
@@ -103,15 +103,15 @@ def test_json_plan_anywhere_in_the_text_is_parsed():
 
 
 def test_placeholders_add_dependencies_the_json_left_out():
-    reply = '{"sub_questions": ["Which film did Ann Lee star in?", "When was #1 released?", "Who directed #1?"]}'
+    reply = '{"sub_questions": ["Which movie did Ann Lee star in?", "When was #1 released?", "Who directed #1?"]}'
     plan = LLMReasoner(ScriptedLLM(reply), 64).plan("q", ev(), 2000)
     assert [s.depends_on for s in plan.sub_questions] == [(), (0,), (0,)]
 
 
 def test_numbered_list_fallback_with_placeholders():
-    reply = "1. Which film did Ann Lee star in?\n2) Who directed #1?\nThat is all."
-    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("Who directed the film in which Ann Lee starred?", ev(), 2000)
-    assert plan.sub_questions == (SubQuestion("Which film did Ann Lee star in?"), SubQuestion("Who directed #1?", (0,)))
+    reply = "1. Which movie did Ann Lee star in?\n2) Who directed #1?\nThat is all."
+    plan = LLMReasoner(ScriptedLLM(reply), 64).plan("Who directed the movie that Ann Lee starred in?", ev(), 2000)
+    assert plan.sub_questions == (SubQuestion("Which movie did Ann Lee star in?"), SubQuestion("Who directed #1?", (0,)))
 
 
 @pytest.mark.parametrize("reply", ["\x19\ufffd garbage %%%", "", '{"sub_questions": "no"}', "{broken json"])
@@ -317,16 +317,24 @@ def test_reflect_on_a_multi_part_answer_names_the_missing_parts_without_a_model_
 HISTORY = [Turn("user", "What does the dental plan cover?"), Turn("assistant", "Cleanings twice a year [1].")]
 
 
-def test_condense_uses_the_models_rewrite():
+def test_condense_uses_the_models_rewrite_and_counts_its_tokens():
     llm = ScriptedLLM("What does the vision plan cover?\nExtra line the model added.")
-    assert LLMReasoner(llm, 64).condense("And vision?", HISTORY) == "What does the vision plan cover?"
+    rewrite = LLMReasoner(llm, 64).condense("And vision?", HISTORY, 2000)
+    assert rewrite.question == "What does the vision plan cover?"
+    assert rewrite.llm_calls == 1 and rewrite.tokens_in == llm.count_tokens(llm.calls[0][0][0]) and rewrite.tokens_out > 0
     shown = user_text(llm.calls[0][0][0])
     assert "user: What does the dental plan cover?" in shown and "Last question: And vision?" in shown
 
 
+def test_condense_without_budget_does_not_call_the_model():
+    llm = ScriptedLLM("What does the vision plan cover?")
+    rewrite = LLMReasoner(llm, 64).condense("And vision?", HISTORY, 10)
+    assert rewrite.question == "And vision?" and rewrite.error == "budget" and not llm.calls
+
+
 @pytest.mark.parametrize("reply", ["\x19\ufffd\x13", "", "  ", "x" * 2000, BackendError("down")])
 def test_condense_keeps_the_question_on_garbage_empty_or_failure(reply):
-    assert LLMReasoner(ScriptedLLM(reply), 64).condense("And vision?", HISTORY) == "And vision?"
+    assert LLMReasoner(ScriptedLLM(reply), 64).condense("And vision?", HISTORY, 2000).question == "And vision?"
 
 
 # -- parse_claims -----------------------------------------------------------------------------
@@ -413,3 +421,32 @@ def test_no_step_spends_more_than_its_allowance(allowance, max_new, span_texts, 
     assert merged.tokens_in + merged.tokens_out <= allowance
     checked = reasoner.reflect(question, merged, ev(*spans), allowance)
     assert checked.tokens_in + checked.tokens_out <= allowance
+
+
+# -- reflection by the reader ------------------------------------------------------------------
+
+def test_reflection_drops_a_generated_claim_the_reader_finds_unsupported():
+    """The model's claims meet the same check as quoted ones: each is read against the sentence
+    of the passage it cites that it says (the scripted LLM approves its own draft with "OK")."""
+    from rag_rlm.reader import load_reader, shipped_reader_path
+    from rag_rlm.reasoning.scoring import ReaderScorer
+
+    reader = load_reader(shipped_reader_path())
+    q = "Who approves expenses over $500?"
+    policy = span(1, "Travel is booked through the portal. Expenses over $500 must be approved by the Finance "
+                     "Director before the purchase is made.", "Expense policy")
+    kitchen = span(2, "The office kitchen is cleaned every Friday afternoon by an outside company.", "Office")
+    made = (Claim("The Finance Director approves expenses over $500.", (Source(policy, policy.start, policy.end),),
+                  kind="generated"),
+            Claim("The kitchen company approves them.", (Source(kitchen, kitchen.start, kitchen.end),), kind="generated"))
+    draft = Draft((PartDraft(q, made, True, 1.0),))
+    reasoner = LLMReasoner(ScriptedLLM("OK"), 64, scorer=ReaderScorer(reader))
+    checked = reasoner.reflect(q, draft, ev(policy, kitchen), 4000)
+    assert [c.text for c in checked.claims] == ["The Finance Director approves expenses over $500."]
+    (source,) = checked.claims[0].sources  # narrowed to the sentence it says, not the whole passage
+    assert policy.text[source.start:source.end].startswith("Expenses over $500 must be approved")
+    assert any("dropped 'The kitchen company approves them.'" in n for n in checked.notes)
+    # a part none of whose claims is supported is not found, and named as missing
+    only_kitchen = Draft((PartDraft(q, made[1:], True, 1.0),))
+    checked = reasoner.reflect(q, only_kitchen, ev(kitchen), 4000)
+    assert not checked.found and checked.missing == (q,)

@@ -113,8 +113,8 @@ def test_a_whole_answer_not_found_is_one_message():
     ("Can I carry over vacation days?", "whether you can carry over vacation days"),
     ("Is it allowed?", "whether it is allowed"),
     ("Where can I park?", "where you can park"),
-    ("What do E. B. White and Dan Masterson have in common?", "what E. B. White and Dan Masterson have in common"),
-    ("Who is the parent company of the US firm?", "who the parent company of the US firm is"),  # "US" is no "us"
+    ("What do Mara Voss and Ilan Dupree have in common?", "what Mara Voss and Ilan Dupree have in common"),
+    ("Who owns the US firm?", "who owns the US firm"),  # "US" is no "us"
 ])
 def test_indirect_questions(question, clause):
     assert indirect(question) == clause
@@ -123,14 +123,14 @@ def test_indirect_questions(question, clause):
 
 @pytest.mark.parametrize("question", [
     "When does the freeze start?", "Tell me about X", "X?",
-    # real SQuAD 2.0 questions that a word-order rule turned into broken English before
-    "When was the Peace of Westphalia established?",  # not "when the Peace of Westphalia established was"
-    "Who were formerly housed at Sever Hall?",  # not "who formerly housed at Sever Hall were"
-    "What are ancient processes used to do?",
-    "What was the protest in Antigone about?",
-    "What can a contingency plan suffer from?",  # not "what a can contingency plan suffer from"
-    "How many weren't in Langlades expedition?",
-    "When a commission reached a decision, what happened?",
+    # question shapes that a word-order rule turned into broken English before
+    "When was the Treaty of Kelbrook signed?",  # not "when the Treaty of Kelbrook signed was"
+    "Who were once housed at Varn Hall?",  # not "who once housed at Varn Hall were"
+    "What are old methods used to do?",
+    "What was the strike in Ostrava about?",
+    "What can a backup plan suffer from?",  # not "what a can backup plan suffer from"
+    "How many weren't in Varn's expedition?",
+    "When a board reached a verdict, what happened?",
 ])
 def test_a_shape_it_cannot_turn_is_quoted(question):
     assert indirect(question) == ""

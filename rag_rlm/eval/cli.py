@@ -100,7 +100,8 @@ def _evaluate(args: argparse.Namespace, questions: list, collection: str, store:
         "title": args.title or Path(args.questions).resolve().parent.name,
         "questions_file": str(args.questions), "corpus": args.corpus, "collection": collection,
         "questions": len(questions), "modes": list(modes), "k": list(args.k),
-        "reasoner": "llm" if settings.llm else "extractive", "hybrid": settings.hybrid,
+        "reasoner": "llm" if settings.llm else "extractive", "reader": settings.reader or "shipped",
+        "hybrid": settings.hybrid,
         "max_depth": settings.max_depth, "reflect": settings.reflect, "token_budget": settings.token_budget,
         "store": settings.store, "seconds": round(time.perf_counter() - started, 1),
     }

@@ -15,7 +15,7 @@ CHAT_TEMPLATE = (
 )
 TOKENIZER_TEXT = """Staff may work remotely two days a week after their probation period ends.
 Expenses are reimbursed within thirty days of a claim with receipts attached.
-The quick brown fox jumps over the lazy dog. Who directed the film in which the actor starred?
+The quick brown fox jumps over the lazy dog. Who directed the movie that the actor starred in?
 Answer the question using the passages and cite them as [1] or [2]. Sub questions, JSON, OK."""
 
 

@@ -50,16 +50,6 @@ class SubQuestion:
 
 
 @dataclass(frozen=True)
-class Plan:
-    sub_questions: tuple[SubQuestion, ...] = ()  # empty: answer the question directly
-    note: str = ""  # why this plan (rule that fired, or "unparseable plan output")
-    comparison: str = ""  # for sides: what is compared ("first", "larger", ...), "" if nothing
-    tokens_in: int = 0
-    tokens_out: int = 0
-    llm_calls: int = 0
-
-
-@dataclass(frozen=True)
 class Source:
     """A cited place: the retrieved span, and the characters of its document that are quoted."""
 
@@ -79,6 +69,21 @@ class Claim:
     answer: str = ""
     vector: np.ndarray | None = field(default=None, compare=False, repr=False)  # for ranking in merge
     context: str = field(default="", compare=False, repr=False)  # with its title and heading, for merge's word overlap
+    # the question and text the scorer read when the claim was chosen: reflection re-reads them
+    read_as: tuple[str, str] = field(default=("", ""), compare=False, repr=False)
+    kind: str = "quote"  # quote: sentences of the evidence; verdict: says what its quotes settle; generated: a model's
+
+
+@dataclass(frozen=True)
+class Plan:
+    sub_questions: tuple[SubQuestion, ...] = ()  # empty: answer the question directly
+    note: str = ""  # why this plan (rule that fired, or "unparseable plan output")
+    comparison: str = ""  # for sides: what is compared ("first", "larger", ...), "" if nothing
+    rules: tuple[str, ...] = ()  # the rules of `rules.RULES` that fired
+    links: tuple[tuple[str, Claim], ...] = ()  # bridge: each hop's focus and the sentence that named it
+    tokens_in: int = 0
+    tokens_out: int = 0
+    llm_calls: int = 0
 
 
 @dataclass(frozen=True)
@@ -108,6 +113,7 @@ class Draft:
     error: str | None = None  # the model's fault (e.g. backend failed): recorded, not raised
     missing: tuple[str, ...] = ()  # reflect: queries for evidence that is still missing
     notes: tuple[str, ...] = field(default=())
+    rules: tuple[str, ...] = ()  # the rules of `rules.RULES` that fired
 
     @property
     def ok(self) -> bool:
@@ -160,11 +166,61 @@ class Evidence:
 
 
 @dataclass(frozen=True)
+class Candidate:
+    """A sentence of the evidence, the retrieved span it was read from, and its vector."""
+
+    sentence: Sentence
+    span: Span
+    vector: np.ndarray
+
+    @property
+    def context(self) -> str:
+        """What it says with its place: the words a reader takes from title and heading."""
+        return f"{self.span.title} {self.sentence.heading} {self.sentence.text}"
+
+
+class SentenceScorer(Protocol):
+    """How much each candidate answers a question, on a scale its `Answerability` reads: the
+    reader's probability, or the bi-encoder's similarity when no reader is configured.
+    `identity` names the scorer in memo keys (a new reader never serves the old one's answers)."""
+
+    identity: str
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        ...
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        """The same for texts that are not stored sentences (a claim a model wrote, a chain of
+        two sentences)."""
+        ...
+
+
+class Answerability(Protocol):
+    """Whether the best scores say the evidence answers the question, and how sure that is."""
+
+    threshold: float
+
+    def judge(self, scores: np.ndarray) -> tuple[bool, float]: ...
+
+
+@dataclass(frozen=True)
 class Part:
     """A sub-question with its answer, as merge sees it."""
 
     sub_question: SubQuestion
     draft: Draft
+
+
+@dataclass(frozen=True)
+class Rewrite:
+    """A follow-up made standalone, and what making it cost."""
+
+    question: str
+    tokens_in: int = 0
+    tokens_out: int = 0
+    llm_calls: int = 0
+    error: str | None = None
+    rules: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -192,7 +248,8 @@ class Reasoner(Protocol):
         what to retrieve once more for."""
         ...
 
-    def condense(self, question: str, history: Sequence[Turn]) -> str:
+    def condense(self, question: str, history: Sequence[Turn], allowance: int) -> Rewrite:
         """The question as it would be asked without the conversation before it (a follow-up
-        such as "And vision?" gets its subject back); unchanged when it stands on its own."""
+        such as "And vision?" gets its subject back); unchanged when it stands on its own. Its
+        tokens count in the request's budget like any step's."""
         ...

@@ -7,28 +7,16 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 
 import numpy as np
 
 from ..ingest.sentences import split_sentences
-from ..types import Sentence, Span
-from .base import Claim
+from ..types import Sentence
+from .base import Candidate, Claim
+from .thresholds import Thresholds
 
-DUPLICATE = 0.9  # cosine above which two sentences say the same thing
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """A sentence of the evidence, the retrieved span it was read from, and its vector."""
-
-    sentence: Sentence
-    span: Span
-    vector: np.ndarray
-
-    @property
-    def context(self) -> str:
-        return f"{self.span.title} {self.sentence.heading} {self.sentence.text}"
+_DEFAULTS = Thresholds()
 
 
 def answers_alone(sentence: Sentence) -> bool:
@@ -38,10 +26,7 @@ def answers_alone(sentence: Sentence) -> bool:
     return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
 
 
-MAX_ITEMS = 8  # a lead-in says at most this many of its list items
-
-
-def with_lists(cands: list[Candidate]) -> list[Candidate]:
+def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items) -> list[Candidate]:
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted
     from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
@@ -53,7 +38,7 @@ def with_lists(cands: list[Candidate]) -> list[Candidate]:
             out.append(c)
             continue
         items = []
-        while len(items) < MAX_ITEMS:
+        while len(items) < max_items:
             nxt = by_place.get((c.span.id, c.sentence.index + len(items) + 1))
             if nxt is None or nxt.sentence.kind != "item":
                 break
@@ -105,5 +90,6 @@ def same(a: Claim, b: Claim) -> bool:
     return a.text == b.text or similar(a.vector, b.vector)
 
 
-def similar(a: np.ndarray | None, b: np.ndarray | None) -> bool:
-    return a is not None and b is not None and float(a @ b) > DUPLICATE
+def similar(a: np.ndarray | None, b: np.ndarray | None, duplicate: float = _DEFAULTS.duplicate) -> bool:
+    """Whether two sentence vectors say the same thing (cosine above `duplicate`)."""
+    return a is not None and b is not None and float(a @ b) > duplicate

@@ -1,8 +1,18 @@
-"""The extractive reasoner: answers with sentences of the evidence itself, so every word it says
-is grounded and cited by construction. No generative model: the question's vector ranks the
-sentences, whose vectors come from sentence memory (stored at ingest), so answering encodes
-nothing but the question. Collections ingested before sentence memory existed still answer: their
-spans are split and encoded on the fly (the slow path).
+"""The extractive reasoner: answers with sentences of the evidence itself, so every word it says is
+grounded and cited by construction. No generative model.
+
+    candidates  the stored sentences of the retrieved spans (sentence memory; the slow path splits
+                and encodes spans that have none)
+    prerank     the bi-encoder's cosine and word overlap keep the best `reader_candidates`
+    read        the sentence scorer (the trained reader) scores (question, sentence) pairs: the best
+                one leads, a second one follows when it scores nearly as well, and the part is
+                found when the best reaches the threshold
+    merge       parts stay parts; a bridge is read as a chain (the sentence that named the hop,
+                then the hop's sentence); sides become a comparison
+    reflect     every claim is re-read against its sentence and dropped when unsupported
+
+Rules (`rules.RULES`) only split questions, pick bridge entities, say lists and sentences that
+refer back, and state comparisons; each one is switchable and recorded in the trace.
 
 Token accounting uses the embedder's tokenizer: what a step reads (question + evidence) is
 `tokens_in`, what it writes (its claims) is `tokens_out`, and both fit the step's allowance.
@@ -10,7 +20,6 @@ Token accounting uses the embedder's tokenizer: what a step reads (question + ev
 
 from __future__ import annotations
 
-import itertools
 import re
 import unicodedata
 from collections.abc import Sequence
@@ -21,81 +30,102 @@ import numpy as np
 from ..embed import Embedder, cached
 from ..ingest.sentences import split_sentences
 from ..ingest.sentvec import context_text
+from ..reader.data import reader_text
 from ..types import Span
 from . import compose
 from .base import (
     HOP,
     PART,
     SIDE,
+    Candidate,
     Claim,
     Draft,
     Evidence,
     Part,
     PartDraft,
     Plan,
+    Rewrite,
+    SentenceScorer,
     Source,
     SubQuestion,
     Turn,
 )
-from .claims import Candidate, answers_alone, distinct, past, same, self_contained, similar, with_lists
-from .rules import novel_entities, plan_by_form, residual_question
-
-MAX_CLAIMS = 2  # a one-fact question reads best as its answer plus at most one sentence of support
-SUPPORT_RATIO = 0.9  # a second sentence must score this close to the best one
-BRIDGE_RATIO = 0.8  # a hop's sentence scoring this share of the best one is relevant to the question
+from .claims import answers_alone, distinct, past, same, self_contained, similar, with_lists
+from .figures import comparable, figures_in, predicate, winner
+from .forms import novel_entities, plan_by_form, residual_question
+from .rules import RuleSet
+from .scoring import CoreQuestionScorer, EmbeddingScorer, ThresholdAnswerability, candidate_text
+from .thresholds import Thresholds
+from .verify import verify
 
 
 class ExtractiveReasoner:
-    def __init__(self, embedder: Embedder, *, found_threshold: float = compose.FOUND_THRESHOLD,
-                 bridge_entities: int = 2, bridge_from: int = 3, max_claims: int = MAX_CLAIMS):
-        """`found_threshold`: the answerability score under which a part is "not found";
-        `bridge_entities` follow-up retrievals at most, on entities named in the best sentences
-        of the first `bridge_from` hits (a bridge to a second document)."""
+    def __init__(self, embedder: Embedder, scorer: SentenceScorer | None = None, *,
+                 thresholds: Thresholds | None = None, rules: RuleSet | None = None):
+        """`scorer`: what reads (question, sentence) pairs (the reader); None: the bi-encoder's
+        similarity, with `thresholds.found` on its scale."""
         self.embedder = cached(embedder)  # questions and slow-path sentences come back across steps
-        self.found_threshold = found_threshold
-        self.bridge_entities = bridge_entities
-        self.bridge_from = bridge_from
-        self.max_claims = max_claims
+        self.thresholds = thresholds or Thresholds()
+        self.prerank = EmbeddingScorer(self.embedder, self.thresholds.lexical_weight)
+        self.rules = rules or RuleSet()
+        self.scorer: SentenceScorer = scorer or self.prerank
+        if scorer is not None and "long_question" in self.rules:
+            self.scorer = CoreQuestionScorer(scorer)
+        self.answerability = ThresholdAnswerability(self.thresholds.found)
+        self.supports = ThresholdAnswerability(self.support)  # reflection keeps a claim scoring this
+
+    @property
+    def identity(self) -> str:
+        """What the memo key records of this reasoner: a new reader never serves old answers."""
+        return f"extractive/{self.scorer.identity}/{','.join(sorted(self.rules.off))}"
+
+    @property
+    def support(self) -> float:
+        return self.thresholds.support_share * self.thresholds.found
 
     # --- plan -------------------------------------------------------------------------------
     def plan(self, question: str, evidence: Evidence, allowance: int) -> Plan:
         read = self._count(question)
-        by_form = plan_by_form(question)
+        by_form = plan_by_form(question, self.rules)
         if by_form.sub_questions:
             return replace(by_form, tokens_in=read)
+        if "bridge_entities" not in self.rules:
+            return Plan(note="single question", tokens_in=read)
         # the first hits, and the document of a thing the question names wherever it ranks: the
-        # bridge is what that document says about it ("the country where Damerjog is")
-        spans = [*evidence.spans[: self.bridge_from],
-                 *(s for s in evidence.spans[self.bridge_from:] if _named_in(question, s.title))]
+        # bridge is what that document says about it ("the country where <a named town> is")
+        t = self.thresholds
+        spans = [*evidence.spans[: t.bridge_from], *(s for s in evidence.spans[t.bridge_from:] if _named_in(question, s.title))]
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
-        bridges = self._bridge_entities(question, evidence, cands)
+        links = self._bridge_links(question, evidence, cands)
         read = min(allowance, read + cost)
-        if not bridges:
-            return Plan(note="rule: single question", tokens_in=read)
+        if not links:
+            return Plan(note="single question", tokens_in=read)
         ask = residual_question(question)
-        subs = tuple(SubQuestion(question, focus=e, kind=HOP, query_text=ask) for e in bridges)
-        return Plan(subs, note="rule: bridge entities " + ", ".join(bridges), tokens_in=read)
+        subs = tuple(SubQuestion(question, focus=e, kind=HOP, query_text=ask) for e, _ in links)
+        return Plan(subs, note="rule: bridge entities " + ", ".join(e for e, _ in links), rules=("bridge_entities",),
+                    links=tuple(links), tokens_in=read)
 
-    def _bridge_entities(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[str]:
-        """Entities named in the best sentences of the first hits but not in the question: the
-        likely hop to the next document; an entity that titles a retrieved document is no hop."""
+    def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
+        """Entities named in the best sentences of the first hits but not in the question (the
+        likely hop to the next document), each with the sentence that names it; an entity that
+        titles a retrieved document is no hop."""
         cands = [c for c in cands if c.sentence.kind != "heading"]
         if not cands:
             return []
-        ranked = self._rank(question, evidence, cands)
+        scores = self.prerank.score(question, cands, evidence.query_vector)
         retrieved = {_bare_title(s.title) for s in evidence.spans}
         # the named thing's own document first: its best sentence links it to the next thing,
         # where the best sentence overall may be about something else the question's words match
         subject = np.array([_named_in(question, c.span.title) for c in cands])
-        picked: list[str] = []
-        for i in np.lexsort((-ranked.scores, ~subject)):
+        picked: list[tuple[str, Claim]] = []
+        for i in np.lexsort((-scores, ~subject)):
             for ent in novel_entities(question, cands[i].sentence.text):
-                if _bare_title(ent) not in retrieved and ent not in picked:
-                    picked.append(ent)
-            if len(picked) >= self.bridge_entities:
+                if _bare_title(ent) not in retrieved and ent not in (e for e, _ in picked):
+                    picked.append((ent, self._claim(question, cands[i], float(scores[i]))))
+            if len(picked) >= self.thresholds.bridge_entities:
                 break
-        return picked[: self.bridge_entities]
+        return picked[: self.thresholds.bridge_entities]
 
     # --- answer -----------------------------------------------------------------------------
     def answer(self, questions: Sequence[SubQuestion], evidence: Sequence[Evidence], allowance: int) -> list[Draft]:
@@ -108,217 +138,228 @@ class ExtractiveReasoner:
         read += cost
         if read > allowance:
             return Draft((PartDraft(sub.text, focus=sub.focus),), error="budget")
-        part = self._part(sub, evidence, cands)
+        part, fired = self._part(sub, evidence, cands)
         spent = sum(self._count(c.text) for c in part.claims)
-        if spent > allowance - read:  # keep one sentence: the closest, which the part was judged on
-            part = replace(part, claims=(max(part.claims, key=lambda c: c.score),))
+        if spent > allowance - read:  # keep one sentence: the best, which the part was judged on
+            part = replace(part, claims=part.claims[:1])
             spent = sum(self._count(c.text) for c in part.claims)
             if spent > allowance - read:
                 part = replace(part, claims=(), found=False)
                 spent = 0
         notes = () if cands else ("no evidence retrieved",)
-        return Draft((part,), tokens_in=read, tokens_out=spent, notes=notes)
+        return Draft((part,), tokens_in=read, tokens_out=spent, notes=notes, rules=fired)
 
-    def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[Candidate]) -> PartDraft:
-        """The best sentence, one more when it scores nearly as well and says something else,
-        and whether they answer the question at all."""
-        cands = [c for c in with_lists(cands) if answers_alone(c.sentence)]
+    def _part(self, sub: SubQuestion, evidence: Evidence, cands: list[Candidate]) -> tuple[PartDraft, tuple[str, ...]]:
+        """The sentence the scorer reads as the answer, one more when it scores nearly as well
+        and says something else, and whether the best one answers at all. A hop's sentences are
+        only preranked: merge reads them in a chain with the sentence that named the hop."""
+        fired: tuple[str, ...] = ()
+        if "list_lead_in" in self.rules:
+            listed = with_lists(cands)
+            fired = ("list_lead_in",) if len(listed) < len(cands) else ()
+            cands = listed
+        cands = [c for c in cands if answers_alone(c.sentence)]
+        if sub.kind == SIDE and "side_own_page" in self.rules:
+            own = [c for c in cands if _about(sub.focus, c.span.title)]
+            if own:  # a side is about its thing: what its own page says of it, not a mention elsewhere
+                cands, fired = own, (*fired, "side_own_page")
         if not cands:
-            return PartDraft(sub.text, focus=sub.focus)
-        ranked = self._rank(sub.query, evidence, cands, asked=sub.text)
-        chosen = self._choose(ranked, [c.vector for c in cands], sub.query, [c.context for c in cands])
-        if sub.kind == SIDE:
-            chosen = _with_figure(sub, ranked, cands, chosen)
-        b = ranked.best
-        conf = compose.confidence(sub.query, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  [c.context for c in cands], cands[b].sentence.text,
-                                  names=sub.focus if sub.kind == HOP else None)
-        claims = tuple(self._claim(sub.text, cands[i], float(ranked.scores[i])) for i in chosen)
-        found = conf >= self.found_threshold
-        return PartDraft(sub.text, claims if found else (), found, conf, sub.focus)
+            return PartDraft(sub.text, focus=sub.focus), fired
+        asked = sub.text if sub.kind == PART else sub.query
+        scores = (self.prerank.score(asked, cands, evidence.query_vector) if sub.kind == HOP
+                  else self._read(asked, evidence, cands))
+        # a side only has to be about its thing (the comparison settles the question), so it is
+        # judged at the support level, not the found threshold
+        found, confidence = (self.supports if sub.kind == SIDE else self.answerability).judge(scores)
+        chosen = self._choose(scores, cands, figures=sub.kind == SIDE)
+        claims = tuple(self._claim(asked, cands[i], float(scores[i])) for i in chosen)
+        if "short_answer" in self.rules and claims and claims[0].answer:
+            fired += ("short_answer",)
+        # a part not found keeps its sentences (it renders as "not found"): merge may still read
+        # them in a chain with a hop, where they answer together
+        return PartDraft(sub.text, claims, found, confidence, sub.focus), fired
 
-    def _choose(self, ranked: compose.Scored, vectors: Sequence[np.ndarray | None],
-                question: str = "", contexts: Sequence[str] = ()) -> list[int]:
-        """The lead (the close candidate that answers best), then the closest one when that is
-        another that says something else (what the answer is judged on, kept so that a merge
-        judges it too), else the next ones that score nearly as well, say something else and cover
-        a word of the question the ones before did not (else the question did not ask for them:
-        "$100 to $500" after the "$500" rule)."""
-        order = ranked.order()
+    def _read(self, question: str, evidence: Evidence, cands: Sequence[Candidate]) -> np.ndarray:
+        """Scores of `cands` for `question`: the scorer reads the best `reader_candidates` by the
+        bi-encoder; the others score -1 (never chosen)."""
+        pre = self.prerank.score(question, cands, evidence.query_vector)
+        if self.scorer is self.prerank:
+            return pre
+        top = np.argsort(-pre, kind="stable")[: self.thresholds.reader_candidates]
+        scores = np.full(len(cands), -1.0, dtype=np.float32)
+        scores[top] = self.scorer.score(question, [cands[i] for i in top])
+        return scores
+
+    def _choose(self, scores: np.ndarray, cands: Sequence[Candidate], figures: bool = False) -> list[int]:
+        """The best sentence, then the next ones that score at least `second_share` of it (and
+        the support level) and do not say what a chosen one says. A side of a comparison also
+        keeps its next sentences that give a figure: the comparison picks the one that gives the
+        compared measure."""
+        t = self.thresholds
+        order = [int(i) for i in np.argsort(-scores, kind="stable") if scores[i] > -1.0]
         chosen = order[:1]
-        if ranked.best != chosen[0] and similar(vectors[ranked.best], vectors[chosen[0]]):
-            chosen = [ranked.best]  # the two say the same: the closest says it
-        elif ranked.best != chosen[0] and self.max_claims > 1:
-            return [chosen[0], ranked.best]
-        asked = compose.content_words(question)
-        covered = compose.content_words(contexts[chosen[0]]) if contexts and chosen else set()
         for i in order[1:]:
-            if len(chosen) >= self.max_claims:
+            if len(chosen) >= t.max_claims or scores[i] < max(t.second_share * scores[order[0]], self.support):
                 break
-            if ranked.scores[i] < SUPPORT_RATIO * ranked.scores[ranked.best]:
-                continue
-            if any(similar(vectors[i], vectors[j]) for j in chosen):
-                continue
-            adds = (asked & compose.content_words(contexts[i])) - covered if contexts else {True}
-            if not adds:
-                continue
-            covered |= compose.content_words(contexts[i]) if contexts else set()
-            chosen.append(i)
+            if not any(similar(cands[i].vector, cands[j].vector, t.duplicate) for j in chosen):
+                chosen.append(i)
+        if figures:
+            chosen += [i for i in order[1:] if i not in chosen and scores[i] >= self.support
+                       and figures_in(cands[i].sentence.text)][: t.max_claims]
         return chosen
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        return Claim(s.text, (Source(cand.span, s.start, s.end),), score,
-                     compose.short_answer(question, s.text), cand.vector, cand.context)
+        answer = compose.short_answer(question, s.text) if "short_answer" in self.rules else ""
+        return Claim(s.text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
+                     read_as=(question, candidate_text(cand)))
 
     # --- merge ------------------------------------------------------------------------------
     def merge(self, question: str, own: Draft, parts: Sequence[Part], plan: Plan, allowance: int) -> Draft:
-        """Parts stay parts, in the question's order; hops add their sentences to the question's
-        own answer (ranked against the question); sides become a comparison."""
+        """Parts stay parts, in the question's order; hops are read in their chains against the
+        question; sides become a comparison."""
         hops = [p for p in parts if p.sub_question.kind == HOP]
         sides = [p for p in parts if p.sub_question.kind == SIDE]
         own_parts = [p for p in parts if p.sub_question.kind == PART]
+        fired: tuple[str, ...] = ()
         if own_parts:
             merged = tuple(p.draft.parts[0] if p.draft.parts else PartDraft(p.sub_question.text) for p in own_parts)
         elif sides:
-            merged = (self._comparison(question, own, sides, plan.comparison),)
+            part, fired = self._comparison(question, own, sides, plan.comparison)
+            merged = (part,)
         else:
-            merged = (self._with_hops(question, own, hops),)
-        draft = Draft(merged)
+            part, fired = self._with_hops(question, own, hops, dict(plan.links))
+            merged = (part,)
+        draft = Draft(merged, rules=fired)
         spent = sum(self._count(c.text) for c in draft.claims)
         if spent > allowance:
-            draft = Draft(tuple(replace(p, claims=p.claims[:1]) for p in merged))
+            draft = Draft(tuple(replace(p, claims=p.claims[:1]) for p in merged), rules=fired)
             spent = sum(self._count(c.text) for c in draft.claims)
             if spent > allowance:
                 return Draft(merged, error="budget")
         return replace(draft, tokens_out=spent)
 
-    def _with_hops(self, question: str, own: Draft, hops: Sequence[Part]) -> PartDraft:
-        """The question's own sentences and those its hops found, ranked against the question
-        itself and judged on all of them (a bridge question names its first document, the
-        answer sits in the second)."""
+    def _with_hops(self, question: str, own: Draft, hops: Sequence[Part],
+                   links: dict[str, Claim]) -> tuple[PartDraft, tuple[str, ...]]:
+        """The question's own sentences, and each hop's sentences read after the sentence that
+        named the hop (a chain: a bridge question names its first document, the answer sits in
+        the second), all scored against the question itself; the best leads."""
         base = own.parts[0] if own.parts else PartDraft(question)
-        pool = list(base.claims) + [c for h in hops for p in h.draft.parts if p.found for c in p.claims]
-        pool = distinct(pool)
-        if not pool or any(c.vector is None for c in pool):
-            return base
-        # a sentence's heading names what it is about ("max_connections (integer)" over "The
-        # default is typically 100 connections"); a claim from the memo has only its title
-        contexts = [c.context or f"{c.sources[0].span.title} {c.text}" for c in pool]
-        ranked = compose.score(question, self.embedder.embed([question])[0], np.stack([c.vector for c in pool]), contexts,
-                               asked=question)
-        chosen = self._choose(ranked, [c.vector for c in pool], question, contexts)
-        b = ranked.best
-        conf = compose.confidence(question, float(ranked.dense[b]), float(ranked.coverage[b]),
-                                  contexts, pool[b].text)
-        found = conf >= self.found_threshold
-        relevant = [c for c, v in zip(pool, ranked.scores, strict=True) if v >= BRIDGE_RATIO * ranked.scores[b]]
-        claims = self._bridged(question, base, hops, relevant) or tuple(pool[i] for i in chosen)
-        return PartDraft(question, claims if found else (), found, conf, base.focus)
+        options: list[tuple[tuple[Claim, ...], str]] = [((c,), _read_text(c)) for c in base.claims]
+        for hop in hops:
+            link = links.get(hop.sub_question.focus)
+            for claim in (c for p in hop.draft.parts for c in p.claims):
+                if link is not None and past(claim, link) and "bridge_chain" in self.rules:
+                    options.append(((claim, link), f"{_read_text(link)} {_read_text(claim)}"))
+                else:
+                    options.append(((claim,), _read_text(claim)))
+        options = [o for k, o in enumerate(options) if not any(o[0][0] is p[0][0] and o[1] == p[1] for p in options[:k])]
+        if not options:
+            return base, ()
+        scores = self.scorer.score_texts(question, [text for _, text in options])
+        found, confidence = self.answerability.judge(scores)
+        best = int(np.argmax(scores))
+        claims = tuple(replace(c, read_as=(question, options[best][1])) for c in options[best][0])
+        if len(claims) == 1:  # a second sentence when one scores nearly as well and says something else
+            claims += tuple(c for k in np.argsort(-scores) for c in options[k][0][:1]
+                            if k != best and len(options[k][0]) == 1 and scores[k] >= self._second(scores[best])
+                            and not same(c, claims[0]))[:self.thresholds.max_claims - 1]
+        fired = ("bridge_chain",) if len(options[best][0]) == 2 else ()
+        return PartDraft(question, claims if found else (), found, confidence, base.focus), fired
 
-    def _bridged(self, question: str, base: PartDraft, hops: Sequence[Part],
-                 relevant: Sequence[Claim]) -> tuple[Claim, ...]:
-        """A question that names its subject through another thing ("the film that was shot in
-        Leland") is answered by the hop's document, reached through the entity the question's own
-        evidence named: lead with the hop's sentence, then the sentence that links the two. When
-        no hop found anything past the link, the link is ranked with the rest."""
-        if not base.claims or not _looks_multi_hop(question):
-            return ()
-        link = base.claims[0]
-        linked = sorted((p for h in hops for p in h.draft.parts if p.found and p.claims
-                         and h.sub_question.focus and h.sub_question.focus in link.sources[0].span.text),
-                        key=lambda p: -p.confidence)
-        link_fit = compose.answer_fit(question, link.context or link.text)
-        for k, part in enumerate(linked):
-            for j, claim in enumerate(part.claims):
-                if past(claim, link) and self._leads_past(question, claim, part.focus, k == 0, j == 0,
-                                                              relevant, link_fit):
-                    return (claim, link)
-        return ()
+    def _second(self, best: float) -> float:
+        return max(self.thresholds.second_share * best, self.support)
 
-    @staticmethod
-    def _leads_past(question: str, claim: Claim, focus: str, surest: bool, first: bool,
-                    relevant: Sequence[Claim], link_fit: float) -> bool:
-        """Whether a hop's `claim` may lead in place of the link. The surest hop's first sentence
-        may, however far it is from the question's words (that is what a bridge is). Another
-        hop's first sentence may when it is `relevant` to the question (a hop on "the Woman" of
-        "Wings and the Woman" finds Wonder Woman). A later sentence may when it comes from the
-        focus's own page and says as much of what is asked as the link does ("Philadelphia,
-        Pennsylvania" for the Eagles of "played for an NFL team based in what state"), and not when
-        the link names what is asked itself ("chief of staff to which Senator")."""
-        if first and (surest or any(claim is c for c in relevant)):
-            return True
-        own_page = _bare_title(claim.sources[0].span.title) == focus.lower()
-        return own_page and compose.answer_fit(question, claim.context or claim.text) >= link_fit
-
-    def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> PartDraft:
-        """Each side's best sentence, after a first claim that settles the comparison when they
-        can: which side it is, with both figures, when they give the figure the question compares
-        on ("formed first"); yes or no when they say (or contradict) what a yes/no comparison asks
-        ("Are X and Y both film directors?")."""
-        leads = [(p.sub_question.focus, p.draft.parts[0].claims[0]) for p in sides
-                 if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
+    def _comparison(self, question: str, own: Draft, sides: Sequence[Part], cue: str) -> tuple[PartDraft, tuple[str, ...]]:
+        """Each side's best sentence, after a claim that settles the comparison when the sides
+        can: which side wins, with both figures, when each side gives a figure of the compared
+        measure; yes or no when the sentences say (or contradict) what a yes/no comparison asks."""
+        answered = [(p.sub_question.focus, p.draft.parts[0]) for p in sides
+                    if p.draft.parts and p.draft.parts[0].found and p.draft.parts[0].claims]
         confs = [p.draft.parts[0].confidence for p in sides if p.draft.parts]
-        if len(leads) < 2:  # one side unanswered: no comparison to state, only what was found
+        if len(answered) < 2:  # one side unanswered: no comparison to state, only what was found
             base = own.parts[0] if own.parts else PartDraft(question)
-            claims = tuple(c for _, c in leads) or base.claims
+            claims = tuple(part.claims[0] for _, part in answered) or base.claims
             conf = max(confs or [base.confidence])
-            found = bool(claims) and conf >= self.found_threshold
-            return PartDraft(question, claims if found else (), found, conf)
-        claims = [c for _, c in leads]
-        sources = tuple(s for c in claims for s in c.sources)
-        if cue:
-            figures = [compose.figure(c.text, cue) for c in claims]
-            if not all(f is not None for f in figures):  # "which is larger" with no sizes given
-                return PartDraft(question, (), False, min(confs))
-            if len(set(figures)) < len(figures) or any(a.text == b.text for a, b in itertools.pairwise(claims)):
-                # one sentence for both sides, or a tie ("O(1)" for deque and list): it settles nothing
-                return PartDraft(question, tuple(distinct(claims)), True, min(confs))
-            w = compose.winner(cue, figures)  # type: ignore[arg-type]
-            others = ", ".join(f"{name} {_fig(f)}" for k, ((name, _), f) in enumerate(zip(leads, figures, strict=True)) if k != w)
-            text = f"{leads[w][0][:1].upper()}{leads[w][0][1:]}: {_fig(figures[w])}, against {others}."  # type: ignore[arg-type]
-            claims.insert(0, Claim(text, sources, 1.0, leads[w][0]))
-        elif (answer := compose.verdict(question, [(name, c.text) for name, c in leads])) is not None:
-            said = compose.yes_no(question, [name for name, _ in leads], answer)
+            found = bool(claims) and conf >= self.thresholds.found
+            return PartDraft(question, claims if found else (), found, conf), ()
+        leads = [part.claims[0] for _, part in answered]
+        names = [name for name, _ in answered]
+        if cue and "figure_comparison" in self.rules:
+            settled = self._by_figures(question, cue, names, [part.claims for _, part in answered])
+            if settled:
+                return PartDraft(question, settled, True, min(confs)), ("figure_comparison",)
+            return PartDraft(question, tuple(distinct(leads)), True, min(confs)), ()
+        if "yes_no_comparison" in self.rules and (
+                answer := compose.verdict(question, [(n, c.text) for n, c in zip(names, leads, strict=True)])) is not None:
+            said = compose.yes_no(question, names, answer)
             if said:
-                claims.insert(0, Claim(said, sources, 1.0, "Yes" if answer else "No"))
-        return PartDraft(question, tuple(claims), True, min(confs))
+                sources = tuple(s for c in leads for s in c.sources)
+                verdict = Claim(said, sources, 1.0, "Yes" if answer else "No", kind="verdict")
+                return PartDraft(question, (verdict, *distinct(leads)), True, min(confs)), ("yes_no_comparison",)
+        return PartDraft(question, tuple(distinct(leads)), True, min(confs)), ()
+
+    def _by_figures(self, question: str, cue: str, names: Sequence[str],
+                    claims: Sequence[Sequence[Claim]]) -> tuple[Claim, ...]:
+        """"Plan A covers more of the premium: 80%, against 50% for plan B." from each side's
+        best sentence that gives a figure of the compared measure; () when a side gives none of
+        the measure the other gives (a waiting period in days is no share of salary), or a tie."""
+        asked = question
+        for name in names:
+            asked = asked.replace(name, " ")
+        for per_side in _figure_choices(claims):
+            picked = comparable(asked, cue, [figures_in(c.text) for c in per_side])
+            if picked is None:
+                continue
+            w = winner(cue, [f.value for f in picked])
+            if w is None:
+                return ()
+            said = predicate(asked)
+            name = names[w][:1].upper() + names[w][1:]
+            others = ", ".join(f"{f.text} for {n}" for k, (n, f) in enumerate(zip(names, picked, strict=True)) if k != w)
+            text = f"{name} {said}: {picked[w].text}, against {others}." if said else f"{name}: {picked[w].text}, against {others}."
+            sources = tuple(s for c in per_side for s in c.sources)
+            return (Claim(text, sources, 1.0, names[w], kind="verdict"), *distinct(per_side))
+        return ()
 
     # --- reflect ----------------------------------------------------------------------------
     def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
-        """Drop claims that repeat an earlier one; say a part's lead that refers back after the
-        sentence it refers to; name the parts the evidence did not answer, so the controller
-        retrieves once more for them."""
+        """Re-read every claim against its sentence (unsupported ones go); drop claims that
+        repeat an earlier part's; say a lead that refers back after the sentence it refers to;
+        name the parts still unanswered, so the controller retrieves once more for them."""
         read = self._count(question) + sum(self._count(c.text) for c in draft.claims)
         if read > allowance:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
-        parts, kept, dropped, wrote = [], [], 0, 0
-        for part in draft.parts:
+        checked, notes = verify(draft, self.scorer, self.supports, self.answerability)
+        parts, kept, dropped, wrote, fired = [], [], 0, 0, []
+        for part in checked.parts:
             claims = [c for c in part.claims if not any(same(c, k) for k in kept)]
             if part.claims and not claims:  # the same sentence answers this part too: keep it
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
-            carried = self_contained(claims[0]) if claims else None
+            carried = self_contained(claims[0]) if claims and "refers_back" in self.rules else None
             if carried is not None and read + wrote + self._count(carried.text) <= allowance:
                 wrote += self._count(carried.text)
                 claims = [carried]  # the sentence it refers to is its support: the lead says two already
+                fired.append("refers_back")
             parts.append(replace(part, claims=tuple(claims)))
         missing = tuple(p.question for p in parts if not p.found)
         note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
-        return Draft(tuple(parts), tokens_in=read, tokens_out=wrote, missing=missing, notes=(note,))
+        return Draft(tuple(parts), tokens_in=read, tokens_out=wrote, missing=missing, notes=(*notes, note),
+                     rules=tuple(dict.fromkeys(fired)))
 
     # --- conversation -----------------------------------------------------------------------
-    def condense(self, question: str, history: Sequence[Turn]) -> str:
+    def condense(self, question: str, history: Sequence[Turn], allowance: int) -> Rewrite:
+        if "followup" not in self.rules:
+            return Rewrite(question)
         from .followup import condense
 
-        return condense(question, history, self.embedder).question
+        rewritten = condense(question, history, self.embedder, self.thresholds).question
+        read = self._count(question) + sum(self._count(t.content) for t in history[-6:])
+        return Rewrite(rewritten, tokens_in=min(read, allowance), rules=("followup",) if rewritten != question else ())
 
     # --- helpers ----------------------------------------------------------------------------
-    def _rank(self, question: str, evidence: Evidence, cands: list[Candidate], asked: str = "") -> compose.Scored:
-        qv = evidence.query_vector if evidence.query_vector is not None else self.embedder.embed([question])[0]
-        return compose.score(question, qv, np.stack([c.vector for c in cands]), [c.context for c in cands], asked)
-
     def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[Candidate], int]:
         """The sentences of as many spans (best first) as the allowance can pay to read: fewer
         spans is how a short budget degrades. Stored sentences when sentence memory has them,
@@ -349,41 +390,33 @@ class ExtractiveReasoner:
         return self.embedder.count_tokens(text) if text else 0
 
 
-_BRIDGE_SHAPE = re.compile(
-    r"\b(?:that|which|who|whose|where|when)\b.+\b\w+|'s\b|\b(?:by|in|from|for|of) (?:the|an?)\b",
-    re.IGNORECASE)
+def _read_text(claim: Claim) -> str:
+    """A claim as the scorer reads it: its sentence with its title."""
+    return claim.read_as[1] or reader_text(claim.sources[0].span.title if claim.sources else "", claim.text)
 
 
-def _looks_multi_hop(question: str) -> bool:
-    """"The film that...", "the team of ...", "X's sister": the subject is named through
-    another thing, so a second document holds the answer. A plain "What is X?" is one hop."""
-    body = re.sub(r"^\W*\w+\s+", "", question)  # the leading wh-word does not count
-    return len(question.split()) >= 7 and bool(_BRIDGE_SHAPE.search(body))
+def _figure_choices(claims: Sequence[Sequence[Claim]]):
+    """Each combination of one claim per side, the sides' best claims first."""
+    depth = max(len(c) for c in claims)
+    for k in range(depth):
+        yield [side[min(k, len(side) - 1)] for side in claims]
+    if len(claims) == 2:
+        for i in range(len(claims[0])):
+            for j in range(len(claims[1])):
+                if i != j:
+                    yield [claims[0][i], claims[1][j]]
 
 
-def _with_figure(sub: SubQuestion, ranked: compose.Scored, cands: Sequence[Candidate], chosen: list[int]) -> list[int]:
-    """A side of a comparison on a figure ("Which is larger, a bigint or an integer?") leads
-    with its closest sentence that gives the figure about the side itself ("Name: bigint; Storage
-    Size: 8 bytes") on the page of its closest sentence, when that one gives none ("The bigint
-    type is designed to be used when ..."): the comparison is settled on the lead's figure."""
-    cue = compose.comparison_cue(sub.text)
-    if not cue or not chosen or compose.figure(cands[chosen[0]].sentence.text, cue) is not None:
-        return chosen
-    name = re.sub(r"^(?:the|a|an)\s+", "", sub.focus, flags=re.IGNORECASE).lower()
-    page = cands[ranked.best].span.document_id
-    figured = [i for i in np.argsort(-ranked.scores)
-               if cands[i].span.document_id == page and compose.figure(cands[i].sentence.text, cue) is not None
-               and name in " ".join(cands[i].sentence.text.lower().split()[:4])]
-    return [int(figured[0]), chosen[0]] if figured else chosen
-
-
-def _fig(value: float) -> str:
-    return str(int(value)) if float(value).is_integer() else f"{value:g}"
+def _about(focus: str, title: str) -> bool:
+    """Whether a document titled `title` is the page of the thing `focus` names ("the Cotula" and
+    "Cotula"; "Lilu" and "Lilu (mythology)")."""
+    name = re.sub(r"^(?:the|a|an)\s+", "", focus.strip(), flags=re.IGNORECASE).lower()
+    return bool(name) and (_bare_title(title) == name or _named_in(name, title))
 
 
 def _named_in(question: str, title: str) -> bool:
-    """Does the question name the thing `title` is about? ("Black Hawk Township, Jefferson County,
-    Iowa" in "the county where Black Hawk Township is"; "Aschenbrödel" as "Aschenbrodel")."""
+    """Does the question name the thing `title` is about? ("Kelbrook, Harlow County" in "the
+    county where Kelbrook is"; "Zürich" as "Zurich")."""
     name = _plain(_bare_title(title).split(",")[0]).strip()
     return len(name) >= 4 and re.search(rf"\b{re.escape(name)}\b", _plain(question.lower())) is not None
 

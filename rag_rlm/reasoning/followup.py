@@ -22,7 +22,7 @@ question is kept and the subject is appended in parentheses for retrieval ("Is t
 for contractors? (vacation days)"): a visible hint reads better than a garbled sentence.
 
 A follow-up of a follow-up is resolved in order: the previous user turn is condensed first (up
-to `_DEPTH` turns back). Each resolved turn costs one `embed` call of a few short strings.
+to `Thresholds.followup_depth` turns back). Each resolved turn costs one `embed` call of a few short strings.
 """
 
 from __future__ import annotations
@@ -35,6 +35,23 @@ import numpy as np
 
 from ..embed import Embedder
 from .base import Turn
+from .english import (
+    ATTACHING_PREPOSITIONS,
+    AUX_WORDS,
+    BE_WORDS,
+    DETERMINERS,
+    EXTRAPOSED_WORDS,
+    FUNCTION_WORDS,
+    GENERIC_NOUNS,
+    LIGHT_VERBS,
+    MEASURE_NOUNS,
+    PREPOSITIONS,
+    SUBJECT_PRONOUNS,
+    TIME_NOUNS,
+    TIME_PREPOSITIONS,
+    WH_WORDS,
+)
+from .thresholds import Thresholds
 
 __all__ = ["Condensed", "condense"]
 
@@ -46,51 +63,7 @@ class Condensed:
     reason: str = "standalone"  # standalone | no history | ellipsis | pronoun | definite | appended
 
 
-_DEPTH = 3  # user turns walked back for a chain of follow-ups
-_FILL_MIN = 0.3  # least cosine between a fragment and the phrase it replaces (below: appended)
-_BARE_MIN = 0.5  # the same for a fragment with no "and"/"what about": it may be a query of its own
-_GENERIC_PENALTY = 0.35
 
-_WH = set("what which who whom whose when where why how".split())
-_AUX = set(
-    "is are was were be been being am do does did have has had can could should would will shall may "
-    "might must isn't aren't wasn't weren't don't doesn't didn't haven't hasn't can't couldn't "
-    "shouldn't won't wouldn't 's".split()
-)
-_BE = set("is are was were be been am isn't aren't wasn't weren't 's".split())
-_SUBJ = set("i you we they he she it".split())
-_PRON = _SUBJ | set(
-    "me my mine myself your yours us our ours them their theirs him his her hers its this that these "
-    "those there someone anyone anybody somebody everyone everybody something anything everything one".split()
-)
-_DET = set("a an the my our your their his her its this that these those any some each every all no".split())
-_QUANT = set("many much more most few other another such same both either neither own".split())
-_PREP = set(
-    "of in on at for to from by with about over under above below into onto after before during between "
-    "within without per through via than across around against among since until upon like as".split()
-)
-_CONJ = set("and or but if so then also too else not nor because while whether".split())
-_CHAT = set("thanks thank ok okay great yes yeah sure cool hi hello perfect awesome nice huh hmm um oh ah".split())
-_ADV = set("please still just only usually really actually currently already again ever even later now "
-           "today here up out off long often soon yet very".split())
-_LIGHT = set(
-    "get gets getting got make makes made need needs needed offer offers offered cover covers covered "
-    "take takes took give gives go goes going want wants know find see tell let become becomes provide "
-    "provides allow allowed apply applies happen happens".split()
-)
-_FUNCTION = _WH | _AUX | _PRON | _DET | _QUANT | _PREP | _CONJ | _ADV | _LIGHT | _CHAT
-_GENERIC = set(
-    "company companies employee employees staff people person team rule rules policy policies process "
-    "thing things way information info details question work".split()
-)
-_MEASURE = set("share percentage percent amount number rate limit total kind type part".split())
-_WHEN_PREP = {"after", "before", "during", "within", "until", "since", "without", "once"}
-_ATTACH = {"of", "over", "under", "above", "below"}  # "expenses over $500" is one subject
-_TEMPORAL = set("year month week quarter time day morning afternoon evening weekend".split())
-_EXTRAPOSED = set(  # "is it possible to ...", "how long does it take to ...": no referent
-    "possible ok okay allowed necessary required mandatory true normal fine acceptable legal permitted "
-    "common important better best easy hard worth safe appropriate take takes took cost costs".split()
-)
 _ELLIPSIS = re.compile(
     r"^\s*(?:(?:and|or|but)\s+)?(?:(?:what|how)\s+about|what\s+of|(?:the\s+)?same\s+(?:goes\s+)?(?=for\b|with\b))\s*",
     re.I,
@@ -118,15 +91,17 @@ class _Phrase:
 
     @property
     def generic(self) -> bool:
-        return all(w.lower() in _GENERIC for w in _TOKEN.findall(self.text))
+        return all(w.lower() in GENERIC_NOUNS for w in _TOKEN.findall(self.text))
 
 
-def condense(question: str, history: Sequence[Turn], embedder: Embedder) -> Condensed:
+def condense(question: str, history: Sequence[Turn], embedder: Embedder,
+             thresholds: Thresholds | None = None) -> Condensed:
     """`question` as it would be asked without the conversation before it (oldest turn first)."""
-    return _condense(question, history, embedder, _DEPTH)
+    t = thresholds or Thresholds()
+    return _condense(question, history, embedder, t.followup_depth, t)
 
 
-def _condense(question: str, history: Sequence[Turn], embedder: Embedder, depth: int) -> Condensed:
+def _condense(question: str, history: Sequence[Turn], embedder: Embedder, depth: int, t: Thresholds) -> Condensed:
     if not any(t.role == "user" and t.content.strip() for t in history):
         return Condensed(question, "", "no history")
     toks = _tokens(question)
@@ -136,14 +111,14 @@ def _condense(question: str, history: Sequence[Turn], embedder: Embedder, depth:
                                   or (not anaphors and _subjectless(question)))  # "How many per year?"
     if fragment is None and not anaphors and not about:
         return _definite(question, toks, history)
-    prev, answer, carried = _antecedent(history, embedder, depth)
+    prev, answer, carried = _antecedent(history, embedder, depth, t)
     if not prev:
         return Condensed(question, "", "standalone")
     if about:
         return Condensed(f"{prev} ({question.strip()})", prev, "appended")
     if fragment is not None:
-        return _fill(question, fragment, prev, carried, embedder)
-    return _replace(question, toks, anaphors, prev, answer, embedder)
+        return _fill(question, fragment, prev, carried, embedder, t)
+    return _replace(question, toks, anaphors, prev, answer, embedder, t)
 
 
 def _tokens(text: str) -> list[_Tok]:
@@ -153,14 +128,14 @@ def _tokens(text: str) -> list[_Tok]:
 def _content(toks: list[_Tok], i: int) -> bool:
     """A word that can be part of a noun phrase. Without a tagger, a word right after a subject
     pronoun, "to" or a leading "who" is taken for a verb ("do I *submit*", "who *approves*")."""
-    if toks[i].low in _FUNCTION:
+    if toks[i].low in FUNCTION_WORDS:
         return False
     prev, t = toks[i - 1].low if i else "", toks[i].text
     if prev == "to" and (t[:1].isupper() or t[:1].isdigit() or _plural(t)):
         return True  # "to London", "to contractors"
-    if prev in _BE and i > 1 and (toks[i - 2].low in _SUBJ or toks[i - 2].low not in _FUNCTION):
+    if prev in BE_WORDS and i > 1 and (toks[i - 2].low in SUBJECT_PRONOUNS or toks[i - 2].low not in FUNCTION_WORDS):
         return False  # "my laptop is *broken*", "I am *eligible*": a predicate, not a thing
-    return not (prev in _SUBJ or prev == "to" or (prev == "who" and i == 1))
+    return not (prev in SUBJECT_PRONOUNS or prev == "to" or (prev == "who" and i == 1))
 
 
 def _phrases(text: str, attach: bool = True) -> list[_Phrase]:
@@ -178,11 +153,11 @@ def _phrases(text: str, attach: bool = True) -> list[_Phrase]:
             i += 1
     out = []
     for k, (i, j) in enumerate(runs):
-        det = toks[i - 1].low if i and toks[i - 1].low in _DET else ""
+        det = toks[i - 1].low if i and toks[i - 1].low in DETERMINERS else ""
         end = j
         nxt = runs[k + 1] if k + 1 < len(runs) else None
         out.append(_Phrase(text[toks[i].start:toks[j - 1].end], toks[i].start, toks[j - 1].end, det, toks[j - 1].low))
-        if attach and nxt and toks[j].low in _ATTACH and nxt[0] in (j + 1, j + 2):
+        if attach and nxt and toks[j].low in ATTACHING_PREPOSITIONS and nxt[0] in (j + 1, j + 2):
             end = nxt[1]
             out.append(_Phrase(text[toks[i].start:toks[end - 1].end], toks[i].start, toks[end - 1].end, det, toks[j - 1].low))
     return out
@@ -193,10 +168,10 @@ def _verb_split(toks: list[_Tok], i: int, j: int) -> list[tuple[int, int]]:
     *listen* on", "does TRUNCATE *fire* ON DELETE triggers", "does the Finance Director *sign*
     expense reports". The verb is the first lower-case word after a capitalised name, else the
     run's last word when nothing after the run could be the verb; else the run is kept."""
-    k = i - 1 - (i > 1 and toks[i - 1].low in _DET)
+    k = i - 1 - (i > 1 and toks[i - 1].low in DETERMINERS)
     if j - i < 2 or k < 0 or toks[k].low not in {"do", "does", "did"}:
         return [(i, j)]
-    if any(t.low in _AUX or t.low in _LIGHT for t in toks[j:]):
+    if any(t.low in AUX_WORDS or t.low in LIGHT_VERBS for t in toks[j:]):
         return [(i, j)]  # the verb comes later: "What does the CONCURRENTLY option of CREATE INDEX do?"
     for v in range(i + 1, j):
         if toks[v - 1].text[:1].isupper() and toks[v].text.islower():
@@ -205,7 +180,7 @@ def _verb_split(toks: list[_Tok], i: int, j: int) -> list[tuple[int, int]]:
 
 
 def _has_clause(toks: list[_Tok]) -> bool:
-    return any(t.low in _WH or t.low in _AUX or t.low in _LIGHT or t.low in _SUBJ for t in toks)
+    return any(t.low in WH_WORDS or t.low in AUX_WORDS or t.low in LIGHT_VERBS or t.low in SUBJECT_PRONOUNS for t in toks)
 
 
 def _fragment(question: str) -> tuple[str, str, bool] | None:
@@ -217,7 +192,7 @@ def _fragment(question: str) -> tuple[str, str, bool] | None:
     toks = _tokens(rest)
     if _has_clause(toks) or not any(_content(toks, i) for i in range(len(toks))):
         return None  # a clause of its own, or nothing to put in ("Them?", "And?")
-    prep = toks[0].low if toks[0].low in _PREP else ""
+    prep = toks[0].low if toks[0].low in PREPOSITIONS else ""
     if prep:
         rest = rest[toks[1].start:] if len(toks) > 1 else ""
     rest = re.sub(r"^(?:the|a|an)\s+", "", rest, flags=re.I)
@@ -236,18 +211,18 @@ def _anaphors(toks: list[_Tok]) -> list[int]:
         w = t.low
         if w == "it":
             after = [x.low for x in toks[i + 1:i + 4]]
-            adj = after[1] if after and after[0] in _AUX and len(after) > 1 else (after[0] if after else "")
-            if adj in _EXTRAPOSED and any(x in {"to", "that", "if", "whether", "for"} for x in after):
+            adj = after[1] if after and after[0] in AUX_WORDS and len(after) > 1 else (after[0] if after else "")
+            if adj in EXTRAPOSED_WORDS and any(x in {"to", "that", "if", "whether", "for"} for x in after):
                 continue  # "is it possible to ...": nothing is referred to
         elif w == "there":
-            if prev in _AUX or nxt in _AUX or nxt == "be":
+            if prev in AUX_WORDS or nxt in AUX_WORDS or nxt == "be":
                 continue  # "is there a limit?"
         elif w in {"that", "this", "these", "those"}:
-            if nxt in _TEMPORAL or (w == "that" and i and _content(toks, i - 1) and nxt):
+            if nxt in TIME_NOUNS or (w == "that" and i and _content(toks, i - 1) and nxt):
                 continue  # "this year"; "the laptop that broke", "true that ..."
         elif w == "one":
             if nxt == "of" or nxt_content or prev in {"no", "than", "at", ""} or not (
-                prev in _DET | {"another", "which"} or _content(toks, i - 1)
+                prev in DETERMINERS | {"another", "which"} or _content(toks, i - 1)
             ):
                 continue
         elif w == "same":
@@ -264,12 +239,12 @@ def _antecedent_inside(toks: list[_Tok], i: int) -> bool:
     """A specific noun phrase before the pronoun: "If *my laptop* breaks, who repairs it?"."""
     plural = toks[i].low in {"they", "them", "their", "these", "those"}
     limit = i
-    while toks[i].low == "one" and limit and (_content(toks, limit - 1) or toks[limit - 1].low in _DET):
+    while toks[i].low == "one" and limit and (_content(toks, limit - 1) or toks[limit - 1].low in DETERMINERS):
         limit -= 1  # "a new one": its own modifiers are no antecedent
     for j in range(limit):
-        if not _content(toks, j) or toks[j].low in _GENERIC:
+        if not _content(toks, j) or toks[j].low in GENERIC_NOUNS:
             continue
-        if (j and toks[j - 1].low in _DET) or (j and toks[j].text[:1].isupper()):
+        if (j and toks[j - 1].low in DETERMINERS) or (j and toks[j].text[:1].isupper()):
             return True
         if plural and toks[j].low.endswith("s") and not toks[j].low.endswith("ss"):
             return True
@@ -279,29 +254,30 @@ def _antecedent_inside(toks: list[_Tok], i: int) -> bool:
 def _subjectless(question: str) -> bool:
     """A wh-question with nothing of its own to ask about but time ("How many per year?")."""
     toks = _tokens(question)
-    return bool(toks) and toks[0].low in _WH and all(p.head in _TEMPORAL for p in _phrases(question))
+    return bool(toks) and toks[0].low in WH_WORDS and all(p.head in TIME_NOUNS for p in _phrases(question))
 
 
-def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int) -> tuple[str, str, str]:
+def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int, t: Thresholds) -> tuple[str, str, str]:
     """The latest user question that has a phrase to carry (itself resolved first when it was a
     follow-up too), the answer given to it ("" if none), and the phrase it brought in when it
     was elliptical itself (a chain of "And X?" turns swaps the same slot)."""
-    users = [i for i, t in enumerate(history) if t.role == "user"][::-1][:_DEPTH]
+    users = [i for i, turn in enumerate(history) if turn.role == "user"][::-1][:t.followup_depth]
     for i in users:
         text = history[i].content.strip()
         if not _phrases(text):
             continue  # "thanks!", "why?"
         fragment = _fragment(text)
         if depth > 1:
-            text = _condense(text, history[:i], embedder, depth - 1).question
-        answer = next((t.content for t in history[i + 1:] if t.role == "assistant"), "")
+            text = _condense(text, history[:i], embedder, depth - 1, t).question
+        answer = next((turn.content for turn in history[i + 1:] if turn.role == "assistant"), "")
         return text, answer[:400], fragment[0] if fragment else ""
     return "", "", ""
 
 
-def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder) -> Condensed:
+def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder,
+          t: Thresholds) -> Condensed:
     phrase, prep, explicit = fragment
-    if prep in _WHEN_PREP:  # "And after three years?": a condition on the earlier question, not a new subject
+    if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
         return Condensed(rewritten, phrase, "ellipsis")
     words = {w.lower() for w in _TOKEN.findall(phrase)}
@@ -315,7 +291,7 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
         for k, (a, b) in enumerate(slots):
             text = before[a:b]
             sims[k] += 0.05 * (_plural(text) == _plural(phrase)) + 0.1 * (text.lower() == carried.lower())
-            sims[k] -= 0.1 * all(w.lower() in _GENERIC | _MEASURE for w in _TOKEN.findall(text))
+            sims[k] -= 0.1 * all(w.lower() in GENERIC_NOUNS | MEASURE_NOUNS for w in _TOKEN.findall(text))
         best = int(np.argmax(sims))
         top = float(sims[best])
         # the head of "new hires" replaced: its modifiers go with it ("contractors", not "new
@@ -323,7 +299,7 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
         a, b = slots[best]
         best = next((k for k, (x, y) in enumerate(slots)
                      if y == b and x < a and sims[k] >= 0.7 * top and _is_run(before, x, y)), best)
-    if top < (_FILL_MIN if explicit else _BARE_MIN):
+    if top < (t.followup_fill if explicit else t.followup_bare):
         if not explicit:  # "Parental leave policy?": a query of its own, not a follow-up
             return Condensed(question, "", "standalone")
         # nothing in the earlier question is like the new phrase: ask the earlier question
@@ -359,7 +335,7 @@ def _slots(text: str) -> list[tuple[int, int]]:
 
 
 def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, answer: str,
-             embedder: Embedder) -> Condensed:
+             embedder: Embedder, t: Thresholds) -> Condensed:
     cands = _phrases(prev)
     if not cands:
         return Condensed(question, "", "standalone")
@@ -368,7 +344,7 @@ def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, an
     score = (vecs[len(context):] @ vecs[:len(context)].T).sum(axis=1)
     plural = any(toks[i].low in {"they", "them", "their", "these", "those"} for i in anaphors)
     for k, c in enumerate(cands):
-        score[k] -= _GENERIC_PENALTY * (c.generic or c.head.lower() in _MEASURE)
+        score[k] -= t.followup_generic_penalty * (c.generic or c.head.lower() in MEASURE_NOUNS)
         score[k] += 0.1 * (_plural(c.head) == plural)
     subject = cands[int(np.argmax(score))]
     det = subject.det if subject.det in {"", "my", "our"} else "the"  # "a new laptop" -> "the new laptop"

@@ -1,18 +1,20 @@
-"""Text rules the extractive reasoner plans with: question decomposition by
-surface form (several questions, conjunctions, comparisons, lists) and entity spotting for
-bridge questions. Pure functions of strings, so they are cheap and testable on their own."""
+"""The question's surface forms, which the extractive reasoner plans with: several questions or
+conjoined ones (parts), comparisons of named things (sides), and the entities a bridge goes
+through. Pure functions of strings; each form is a rule of `rules.RULES`, switchable by name."""
 
 from __future__ import annotations
 
 import re
 
 from .base import SIDE, Plan, SubQuestion
-from .compose import DEMONYMS, comparison_cue
+from .compose import comparison_cue
+from .english import ADVERB_ENDINGS, DEMONYMS, DISCOURSE_WORDS, NOT_ENTITIES
+from .rules import RuleSet
 
 WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
 
 _CONJ_SPLIT = re.compile(rf"\s*(?:,\s*)?\band\s+(?={WH}\b)", re.IGNORECASE)
-_COMPARE_OR = re.compile(r"^(?P<head>.*?),?\s+(?P<a>[^,]+?),?\s+or\s+(?P<b>[^,?]+?)\s*\??$", re.IGNORECASE)
+_COMPARE_OR = re.compile(r"^(?P<head>.*?)[,:]?\s+(?P<a>[^,:]+?),?\s+or\s+(?P<b>[^,:?]+?)\s*\??$", re.IGNORECASE)
 _BOTH = re.compile(
     r"^(?P<verb>are|were|do|did|have|has|is|was)\s+(?:both\s+)?(?P<a>.+?)\s+and\s+(?P<b>.+?)\s+(?:of\s+)?(?P<both>both|either|the same)\b\s*(?P<rest>.*?)\??$",
     re.IGNORECASE,
@@ -20,38 +22,26 @@ _BOTH = re.compile(
 _CAPITAL_RUN = re.compile(
     r"(?:\"[^\"]{2,60}\"|[A-Z][\w'’.-]*(?:\s+(?:of|the|de|la|and|for|in|on|von|van|du|&)?\s*[A-Z][\w'’.-]*)*)"
 )
-_STOP_ENTITIES = {"Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday", "January",
-                  "February", "March", "April", "May", "June", "July", "August", "September", "October",
-                  "November", "December", "Owner", "Note", "See", "Also", "However", "Today", "Yes", "No","The", "A", "An", "It", "He", "She", "They", "This", "That", "In", "On", "At", "His", "Her",
-                  "Its", "Their", "As", "After", "Are", "Is", "Was", "Were", "Do", "Does", "Did", "Has", "Have",
-                  "Both", "Between", "Besides", "If", "Other", "Than", "Before", "During", "From", "By", "With", "For", "When", "While",
-                  "There", "These", "Those", "Who", "What", "Which", "Where", "How", "Why", "But", "And", "Or",
-                  # words that are capitalised only because they open a sentence or a list item
-                  "Our", "Your", "You", "We", "Please", "Each", "Every", "All", "Any", "Some", "Most", "Many",
-                  "New", "Only", "Then", "Once", "Until", "Since", "Because", "Although", "Use", "Ask", "Open",
-                  "Run", "Book", "Request", "Submit", "Send", "Join", "Read", "Expenses", "Employees", "Up",
-                  "Everyone", "Nobody", "None", "Not", "Never", "Always", "Here", "First",
-                  "Second", "Third", "Next", "Last", "Finally", "Questions", "Step", "Steps",
-                  # a conjunction, preposition or participle that opens a sentence ("Born in Salt
-                  # Lake City, he ...", "Following the war", "Even so"): the name starts after it
-                  "Even", "Though", "Despite", "Following", "Including", "According", "Unlike", "Among",
-                  "Upon", "Born"}
-
-
-def plan_by_form(question: str) -> Plan:
+def plan_by_form(question: str, rules: RuleSet | None = None) -> Plan:
     """Sub-questions read off the question's surface form: several questions or conjoined ones
     are *parts* (answered each on its own, in order); a comparison of named things gives one
     *side* per thing, its name as the focus. An empty plan when it is one question."""
+    rules = rules or RuleSet()
     q = " ".join(question.split())
     for rule in (_several_questions, _conjoined_questions):
-        parts = _shared_subject(rule(q))
+        name = rule.__name__.strip("_")
+        parts = rule(q) if name in rules else []
         if len(parts) >= 2:
-            return Plan(tuple(SubQuestion(p[:1].upper() + p[1:]) for p in parts), note=f"rule: {rule.__name__.strip('_')}")
+            fired = (name,)
+            if "shared_subject" in rules and (shared := _shared_subject(parts)) != parts:
+                parts, fired = shared, (name, "shared_subject")
+            return Plan(tuple(SubQuestion(p[:1].upper() + p[1:]) for p in parts), note=f"rule: {name}", rules=fired)
     for rule in (_entity_comparison, _both_comparison, _either_or_comparison):
-        sides = rule(q)
+        name = rule.__name__.strip("_")
+        sides = rule(q) if name in rules else []
         if len(sides) >= 2:
-            subs = tuple(SubQuestion(q, focus=name, kind=SIDE, query_text=ask) for name, ask in sides)
-            return Plan(subs, note=f"rule: {rule.__name__.strip('_')}", comparison=comparison_cue(q))
+            subs = tuple(SubQuestion(q, focus=side, kind=SIDE, query_text=ask) for side, ask in sides)
+            return Plan(subs, note=f"rule: {name}", comparison=comparison_cue(q), rules=(name,))
     return Plan()
 
 
@@ -82,9 +72,9 @@ _COMPARE_CUE = re.compile(
 
 
 def _entity_comparison(q: str) -> list[tuple[str, str]]:
-    """A comparison of named things ("Which band was formed first, The Exies or Circus
-    Diablo?", "Are both magazines, the Woman's Viewpoint and Pick Me Up, British?") -> one
-    question per thing: "Circus Diablo: Which band was formed first?" — each retrieval then
+    """A comparison of named things ("Which club was founded first, The Harrow Lights or Velvet
+    Orchard?", "Are both journals, the Kelbrook Review and Varn Weekly, British?") -> one
+    question per thing: "Velvet Orchard: Which club was founded first?" — each retrieval then
     looks for one document instead of a mix of two."""
     if len(q.split()) > 25 or not (_COMPARE_CUE.search(q) or " or " in q):
         return []
@@ -126,14 +116,18 @@ def _both_comparison(q: str) -> list[tuple[str, str]]:
 
 
 def _either_or_comparison(q: str) -> list[tuple[str, str]]:
-    """"Which was released first, X or Y?" -> one question per option, with the head."""
+    """"Which was released first, X or Y?" -> one question per option, with the head. A modifier
+    shares the other option's noun: "short-term or long-term disability insurance" compares
+    short-term disability insurance with long-term disability insurance."""
     m = _COMPARE_OR.match(q)
     if not m or not re.match(WH, m.group("head"), re.IGNORECASE):
         return []
-    head = m.group("head").rstrip(" ,")
+    head = m.group("head").rstrip(" ,:")
     a, b = m.group("a").strip(), m.group("b").strip()
     if len(a.split()) > 8 or len(b.split()) > 8:
         return []
+    if len(a.split()) == 1 and len(b.split()) >= 2 and a[:1].islower():
+        a = f"{a} {b.split(' ', 1)[1]}"
     return [(a, f"{head}?"), (b, f"{head}?")]
 
 
@@ -147,11 +141,11 @@ def entities(text: str) -> list[str]:
         for start, piece in zip(cuts, _SENTENCE_GAP.split(m.group(0)), strict=True):  # "Wales. Athens": two names
             words = piece.strip(" \"'.,").split()
             opening = _OPENS.search(text[:start]) is not None
-            while words and (words[0] in _STOP_ENTITIES or (opening and _opening_word(words, text[start + len(piece):]))):
+            while words and (words[0] in NOT_ENTITIES or (opening and _opening_word(words, text[start + len(piece):]))):
                 words, opening = words[1:], False
             while words and words[0][:1].islower():  # "In the February Revolution": the name starts after "the"
                 words = words[1:]
-            if len(words) == 1 and words[0] in _STOP_ENTITIES:  # "and August"
+            if len(words) == 1 and words[0] in NOT_ENTITIES:  # "and August"
                 words = []
             ent = _POSSESSIVE.sub("", " ".join(words))  # "Peter Bonetti's team": the name is "Peter Bonetti"
             if len(ent) >= 3 and not ent.isdigit() and ent not in labels:
@@ -172,16 +166,10 @@ def _opening_word(words: list[str], after: str) -> bool:
     a manual's descriptions start ("Determines the maximum ...", "Specifies whether ...")."""
     word = words[0]
     alone = len(words) == 1 or words[1][:1].islower()  # "Shelly Beach" is a name
-    if alone and (word.endswith(_ADVERB_ENDINGS) or word in _DISCOURSE):
+    if alone and (word.endswith(ADVERB_ENDINGS) or word in DISCOURSE_WORDS):
         return True
     following = " " + " ".join(words[1:]) if len(words) > 1 else after
     return word.endswith("s") and _DETERMINER_AFTER.match(following) is not None
-
-
-_ADVERB_ENDINGS = ("ally", "ously", "ively", "ently", "antly", "ately", "ably", "ibly", "ortly", "ingly")
-_DISCOURSE = frozenset("Otherwise Hence Thus Therefore Moreover Furthermore Nevertheless Nonetheless Meanwhile "
-                       "Instead Indeed Likewise Consequently Accordingly Alternatively Similarly Still Overall "
-                       "Conversely Again Further Besides".split())
 
 
 def novel_entities(question: str, text: str) -> list[str]:
@@ -221,3 +209,25 @@ def residual_question(question: str) -> str:
     rest = re.sub(r"\s+([,?.])", r"\1", " ".join(rest.split())).strip(" ,")
     out = f"{first} {rest}".strip()
     return out if len(out.split()) >= 3 else q
+
+
+_WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|where|when|why|how)\b", re.IGNORECASE)
+LONG_QUESTION = 12  # words: a question this long may carry clauses that only say which thing is meant
+
+
+def core_question(question: str) -> str:
+    """A long question without the clauses set off by commas that only say which thing is meant:
+    its opening and the clause that asks ("Ann Lee, known for her roles in ..., is mother to which
+    actress?" -> "Ann Lee is mother to which actress?"); "" when it has no such clauses. The reader
+    was trained on short questions and reads the core better (`scoring.CoreQuestionScorer`)."""
+    q = " ".join(question.split())
+    if len(q.split()) < LONG_QUESTION:
+        return ""
+    segments = [seg.strip() for seg in q.split(",") if seg.strip()]
+    asking = [i for i, seg in enumerate(segments) if _WH_WORD.search(seg)]
+    if len(segments) < 2 or not asking:
+        return ""
+    ask = segments[asking[0]]
+    core = ask if asking[0] == 0 or _WH_WORD.match(ask) else f"{segments[0]} {ask}"
+    core = core if core.endswith("?") else core.rstrip(".") + "?"
+    return core if core != q else ""

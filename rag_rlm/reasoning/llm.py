@@ -24,8 +24,11 @@ from pathlib import Path
 
 from ..llm.base import LLM, Generation, Message
 from ..types import Span
-from .base import Draft, Evidence, Part, PartDraft, Plan, SubQuestion, Turn
+from .base import Draft, Evidence, Part, PartDraft, Plan, Rewrite, SentenceScorer, SubQuestion, Turn
 from .prompts import Prompts, clean, parse_claims, parse_plan, parse_verdict, render_claims, render_evidence
+from .scoring import ThresholdAnswerability
+from .thresholds import Thresholds
+from .verify import verify
 
 MIN_NEW_TOKENS = 16  # below this no useful plan or answer fits: report "budget" instead
 MAX_SUB_QUESTIONS = 6
@@ -41,13 +44,22 @@ class _Fit:
 
 
 class LLMReasoner:
-    def __init__(self, llm: LLM, max_new_tokens: int = 256, prompts: Prompts | str | Path | None = None):
-        """`prompts`: a Prompts object, or a folder of `<template>.txt` overrides."""
+    def __init__(self, llm: LLM, max_new_tokens: int = 256, prompts: Prompts | str | Path | None = None, *,
+                 scorer: SentenceScorer | None = None, thresholds: Thresholds | None = None):
+        """`prompts`: a Prompts object, or a folder of `<template>.txt` overrides. `scorer`: the
+        reader that checks every claim of a reflected draft against the sentence it cites (no
+        check without one)."""
         if max_new_tokens <= 0:
             raise ValueError(f"max_new_tokens must be > 0, got {max_new_tokens}")
         self.llm = llm
         self.max_new_tokens = max_new_tokens
         self.prompts = prompts if isinstance(prompts, Prompts) else Prompts.load(prompts)
+        self.scorer = scorer
+        self.thresholds = thresholds or Thresholds()
+
+    @property
+    def identity(self) -> str:
+        return f"llm/{self.scorer.identity if self.scorer else 'unchecked'}"
 
     # -- the steps ---------------------------------------------------------------------------
 
@@ -107,6 +119,20 @@ class LLMReasoner:
         return Draft((part,), notes=notes, **usage)
 
     def reflect(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
+        """The model's verdict on its draft (revised when it says so), then the reader's check
+        of every claim against the sentence it cites: what is unsupported is dropped."""
+        return self._checked(self._revised(question, draft, evidence, allowance))
+
+    def _checked(self, draft: Draft) -> Draft:
+        if self.scorer is None or not draft.ok or not draft.parts:
+            return draft
+        t = self.thresholds
+        checked, notes = verify(draft, self.scorer, ThresholdAnswerability(t.support_share * t.found),
+                                ThresholdAnswerability(t.found))
+        missing = tuple(dict.fromkeys((*draft.missing, *(p.question for p in checked.parts if not p.found))))
+        return replace(checked, notes=(*draft.notes, *notes), missing=missing)
+
+    def _revised(self, question: str, draft: Draft, evidence: Evidence, allowance: int) -> Draft:
         # the draft's [k] is cited[k-1], so its citations lead the evidence list
         seen = {s.id for s in draft.cited}
         shown = list(draft.cited) + [s for s in evidence.spans if s.id not in seen]
@@ -129,15 +155,18 @@ class LLMReasoner:
             return replace(unchanged, missing=missing, notes=(*draft.notes, "revision cited nothing: draft kept"), **usage)
         return Draft((part,), missing=missing, notes=(*notes, "revised by reflection"), **usage)
 
-    def condense(self, question: str, history: Sequence[Turn]) -> str:
-        """The condense-question step: the model rewrites the follow-up to stand on its own."""
+    def condense(self, question: str, history: Sequence[Turn], allowance: int) -> Rewrite:
+        """The condense-question step: the model rewrites the follow-up to stand on its own,
+        within the request's budget like any other step."""
         turns = "\n".join(f"{t.role}: {t.content}" for t in history[-6:])
-        fit = self._fit("condense", {"question": question, "history": turns}, [], 4 * self.max_new_tokens + 2000)
+        fit = self._fit("condense", {"question": question, "history": turns}, [], allowance - self._reserve(allowance))
         if fit is None:
-            return question
-        gen = self.llm.generate([fit.messages], min(self.max_new_tokens, 96))[0]
+            return Rewrite(question, error="budget")
+        gen = self.llm.generate([fit.messages], min(self._cap(allowance, fit), 96))[0]
+        usage = {"tokens_in": gen.tokens_in, "tokens_out": gen.tokens_out, "llm_calls": 1}
         text = clean(gen.text).splitlines()[0].strip() if gen.error is None and clean(gen.text) else ""
-        return text if 3 <= len(text) <= 4 * len(question) + 200 else question
+        ok = 3 <= len(text) <= 4 * len(question) + 200
+        return Rewrite(text if ok else question, error=None if gen.error is None else f"backend: {gen.error}", **usage)
 
     # -- fitting prompts into allowances -----------------------------------------------------
 

@@ -28,8 +28,8 @@ Rules:
 - Use at most 4 sub-questions, each answerable on its own from one document.
 - When a sub-question needs the answer of an earlier one, write #1, #2... for that answer
   (numbered from 1) and list the earlier ones in "depends_on" (numbered from 0).
-Example: "Who directed the film in which Ann Lee starred?" ->
-{"sub_questions": [{"question": "Which film did Ann Lee star in?", "depends_on": []},
+Example: "Who directed the movie that Ann Lee starred in?" ->
+{"sub_questions": [{"question": "Which movie did Ann Lee star in?", "depends_on": []},
  {"question": "Who directed #1?", "depends_on": [0]}]}"""
 
 PLAN_USER = """\
@@ -234,7 +234,7 @@ def parse_claims(question: str, text: str, spans: Sequence[Span]) -> tuple[PartD
             good = [n for n in dict.fromkeys(numbers) if 1 <= n <= len(spans)]
             dropped += len(numbers) - len([n for n in numbers if 1 <= n <= len(spans)])
             sources = tuple(Source(spans[n - 1], spans[n - 1].start, spans[n - 1].end) for n in good)
-            claims.append(Claim(body, sources))
+            claims.append(Claim(body, sources, kind="generated"))
     notes = [] if any(c.sources for c in claims) else ["no citations"]
     if dropped:
         notes.append(f"removed {dropped} citation(s) of passages that were not given")

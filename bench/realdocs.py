@@ -1,0 +1,66 @@
+"""Asks the questions of a real-documents review (`bench/realdocs/<set>.json`: pages of a manual
+nobody here wrote, questions a new user would ask, and what a right answer says) and prints each
+answer as the asker reads it, for grading by reading: right / partly / wrong / correctly declined /
+wrongly declined. Follow-ups ("after") are asked with the earlier question and its answer as history.
+
+    python bench/realdocs.py pg [--store pgserver://bench/out/realdocs/pg] [--reader none] [--out FILE]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from rag_rlm.assistant import Assistant  # noqa: E402
+from rag_rlm.config import Settings  # noqa: E402
+from rag_rlm.eval.runner import _NoSharedState  # noqa: E402
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("set", help="a file of bench/realdocs/ without .json (pg, py)")
+    parser.add_argument("--store", help="store URL (default: an embedded PostgreSQL under bench/out/realdocs)")
+    parser.add_argument("--reader", help="RAG_RLM_READER for this run (default: the shipped reader)")
+    parser.add_argument("--out", help="write the answers as JSON here")
+    args = parser.parse_args()
+    spec = json.loads((ROOT / "bench" / "realdocs" / f"{args.set}.json").read_text())
+    data = ROOT / "bench" / "out" / "realdocs"
+    store = args.store or f"pgserver://{data}/pgdata"
+    settings = Settings.from_env(store=store, data_dir=str(data), reader=args.reader)
+    assistant = Assistant(settings, state=_NoSharedState())  # every answer fresh: no memo
+    collection = f"real_{args.set}"
+    pages = [Path(spec["root"]) / (p if "." in p else f"{p}.html") for p in spec["pages"]]
+    summary = assistant.ingest_files(pages, collection)
+    print(f"{spec['title']}: {len(pages)} pages, {summary.documents_new} new, {summary.documents_failed} failed; "
+          f"reader {settings.reader or 'shipped'}", file=sys.stderr)
+    rows = []
+    for q in spec["questions"]:
+        history = None
+        if q.get("after"):
+            first = assistant.ask(q["after"], collection)
+            history = [{"role": "user", "content": q["after"]}, {"role": "assistant", "content": first.answer}]
+        started = time.perf_counter()
+        r = assistant.ask(q["question"], collection, history=history)
+        rows.append({"id": q["id"], "question": q["question"], "after": q.get("after", ""),
+                     "resolved": r.resolved_question, "answer": r.answer, "found": r.found,
+                     "short_answer": r.short_answer, "cited": [c.span.source.rsplit("/", 1)[-1] for c in r.citations],
+                     "expect": q["expect"], "seconds": round(time.perf_counter() - started, 2)})
+        row = rows[-1]
+        print(f"\n[{row['id']}] {row['question']}" + (f"  (after: {row['after']}; resolved: {row['resolved']})"
+                                                      if row["after"] else ""))
+        print(f"  expect: {row['expect']}")
+        print(f"  found={row['found']} short={row['short_answer']!r} cited={row['cited'][:3]} {row['seconds']}s")
+        print("  " + row["answer"].replace("\n", "\n  "))
+    if args.out:
+        Path(args.out).write_text(json.dumps(rows, indent=1, ensure_ascii=False))
+    assistant.close()
+
+
+if __name__ == "__main__":
+    main()

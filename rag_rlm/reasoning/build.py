@@ -1,0 +1,53 @@
+"""The reasoner the settings configure, with its sentence scorer, thresholds and rules."""
+
+from __future__ import annotations
+
+from ..config import Settings
+from ..embed import Embedder
+from .base import Reasoner, SentenceScorer
+from .rules import RuleSet
+from .thresholds import Thresholds
+
+
+def build_scorer(settings: Settings) -> SentenceScorer | None:
+    """The reader settings name (default: the shipped one), or None for `reader = "none"`. A
+    missing or broken reader folder is a ModelNotFound naming the path, never a silent fallback."""
+    if settings.reader.strip().lower() == "none":
+        return None
+    from ..reader import load_reader, shipped_reader_path
+    from .scoring import ReaderScorer
+
+    return ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_int8))
+
+
+def build_thresholds(settings: Settings, scorer: SentenceScorer | None) -> Thresholds:
+    """The defaults, then the reader's calibrated threshold, then the settings' overrides."""
+    t = Thresholds()
+    reader = getattr(scorer, "reader", None)
+    if reader is not None:
+        card = reader.card.raw
+        t = t.with_values(f"reader card {reader.path}/reader.json: {card.get('threshold_from', '')}".strip(),
+                          found=reader.threshold, **({"reader_candidates": card["reader_candidates"]}
+                                                     if "reader_candidates" in card else {}))
+    if settings.found_threshold >= 0:
+        t = t.with_values("setting found_threshold", found=settings.found_threshold)
+    if settings.reader_candidates:
+        t = t.with_values("setting reader_candidates", reader_candidates=settings.reader_candidates)
+    return t
+
+
+def build_reasoner(settings: Settings, embedder: Embedder, scorer: SentenceScorer | None = None) -> Reasoner:
+    """The LLM reasoner when a model is configured, else the extractive one (no model needed);
+    both read with `scorer` (built from the settings when not given)."""
+    scorer = scorer if scorer is not None else build_scorer(settings)
+    thresholds = build_thresholds(settings, scorer)
+    rules = RuleSet.from_setting(settings.rules_off)
+    if not settings.llm:
+        from .extractive import ExtractiveReasoner
+
+        return ExtractiveReasoner(embedder, scorer, thresholds=thresholds, rules=rules)
+    from ..llm import open_llm
+    from .llm import LLMReasoner
+
+    return LLMReasoner(open_llm(settings.llm, settings), max_new_tokens=settings.llm_max_new_tokens,
+                       scorer=scorer, thresholds=thresholds)

@@ -1,0 +1,102 @@
+"""The hand-written rules that remain beside the reader, as one ordered table.
+
+The reader decides which sentence answers, whether the collection answers at all, and whether a
+claim is supported. What is left to rules is what no (question, sentence) score can say: how a
+question splits into parts or sides, which entity a bridge goes through, how a list or a sentence
+that refers back is said whole, and how a comparison is stated. Each rule has a name (switch it
+off with `RAG_RLM_RULES_OFF=name,name`), what it matches, what it does, why, and the test that
+protects it. Steps record the rules that fired in the trace (`TraceNode.rules`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from ..errors import ConfigError
+
+
+@dataclass(frozen=True)
+class Rule:
+    name: str
+    stage: str  # plan | answer | merge | reflect | condense
+    matches: str
+    does: str
+    why: str
+    test: str
+
+
+RULES: tuple[Rule, ...] = (
+    Rule("several_questions", "plan", "two or more questions, each ending in '?'",
+         "one part per question, answered in order", "each question has its own evidence",
+         "tests/test_reasoning_forms.py::test_several_questions"),
+    Rule("conjoined_questions", "plan", "'<wh> ... and <wh> ...'", "one part per question",
+         "a conjunction of two asks is two questions", "tests/test_reasoning_forms.py::test_conjoined_questions"),
+    Rule("shared_subject", "plan", "a later part's pronoun, when the first part names one thing",
+         "the pronoun replaced by that name", "each part is retrieved on its own",
+         "tests/test_reasoning_forms.py::test_shared_subject"),
+    Rule("entity_comparison", "plan", "a comparison that names two or three things ('..., X or Y?')",
+         "one side per thing, its name as the focus", "one retrieval per thing finds each one's document",
+         "tests/test_reasoning_forms.py::test_entity_comparison"),
+    Rule("both_comparison", "plan", "'Are X and Y both ...?'", "one side per thing",
+         "each side is checked against its own document", "tests/test_reasoning_forms.py::test_both_comparison"),
+    Rule("either_or_comparison", "plan", "'Which ..., X or Y?' with lower-case options",
+         "one side per option", "options need not be names", "tests/test_reasoning_forms.py::test_either_or"),
+    Rule("bridge_entities", "plan", "entities the best sentences name that the question does not",
+         "a hop per entity: a retrieval focused on it", "a multi-hop question names its subject through another thing",
+         "tests/test_reasoning_extractive.py::test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names"),
+    Rule("long_question", "answer", "a question of 12 words or more with clauses set off by commas",
+         "the reader also reads its core (opening + asking clause) and keeps the better score",
+         "the reader learned from short questions; a descriptive clause draws it to sentences repeating it",
+         "tests/test_reasoning_forms.py::test_long_question"),
+    Rule("side_own_page", "answer", "a side of a comparison whose thing has its own page among the evidence",
+         "the side is answered from that page's sentences", "a mention of the thing on another page says little of it",
+         "tests/test_reasoning_extractive.py::test_a_side_is_answered_from_its_own_page"),
+    Rule("list_lead_in", "answer", "a sentence ending in ':' followed by list items",
+         "said with its items, quoted as one range", "a lead-in alone says nothing",
+         "tests/test_reasoning_extractive.py::test_a_lead_in_is_said_with_the_items_of_its_list"),
+    Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop",
+         "the chain is scored as one text; when it answers best, the hop's sentence leads, then the link",
+         "the answer of a bridge question sits in the second document", "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
+    Rule("figure_comparison", "merge", "a comparison cue ('first', 'larger', 'more') and a figure in each side's sentence",
+         "states which side wins, with both figures, when the figures measure the same thing",
+         "the reader picks sentences; it does not compare numbers", "tests/test_reasoning_extractive.py::test_a_comparison_refuses_figures_that_measure_something_else"),
+    Rule("yes_no_comparison", "merge", "'Are X and Y both ...?' / 'the same ...?'",
+         "yes or no, when both sentences say (or contradict) what is asked", "a verdict in the question's words",
+         "tests/test_reasoning_compose.py::test_yes_no_comparison_is_settled_when_both_sentences_say_it_or_one_contradicts"),
+    Rule("refers_back", "reflect", "a lead that opens by referring back ('This', 'Such indexes')",
+         "said after the sentence it refers to", "alone it does not say what it is about",
+         "tests/test_reasoning_extractive.py::test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to"),
+    Rule("short_answer", "answer", "a question asking for a date, a figure or a name",
+         "the span of that type in the lead, when exactly one stands out", "a number or a name reads at a glance",
+         "tests/test_reasoning_compose.py::test_short_answer_is_the_one_span_of_the_asked_type"),
+    Rule("followup", "condense", "a follow-up with ellipsis, a pronoun without antecedent, or a definite 'the plan'",
+         "the subject of the earlier question put back", "a follow-up must stand alone to be retrieved",
+         "tests/test_followup.py"),
+)
+
+NAMES = tuple(r.name for r in RULES)
+
+
+class RuleSet:
+    """The rules switched on, in table order."""
+
+    def __init__(self, off: Iterable[str] = ()):
+        off = {name.strip() for name in off if name.strip()}
+        unknown = sorted(off - set(NAMES))
+        if unknown:
+            raise ConfigError("rules_off", f"unknown rule(s) {', '.join(unknown)}; the rules are: {', '.join(NAMES)}")
+        self.off = frozenset(off)
+
+    def __contains__(self, name: str) -> bool:
+        if name not in NAMES:
+            raise KeyError(f"no rule named {name!r}")
+        return name not in self.off
+
+    @property
+    def names(self) -> tuple[str, ...]:
+        return tuple(n for n in NAMES if n not in self.off)
+
+    @classmethod
+    def from_setting(cls, value: str) -> RuleSet:
+        return cls(value.split(","))

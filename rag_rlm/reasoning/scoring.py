@@ -1,0 +1,103 @@
+"""The two sentence scorers behind `SentenceScorer`, and the answerability judge behind
+`Answerability`:
+
+- `ReaderScorer`: the trained reader reads (question, "title — heading: sentence") and gives the
+  probability that the sentence answers the question. The default.
+- `EmbeddingScorer`: the bi-encoder's cosine between the question and the stored sentence vector,
+  plus a share of the question's words the sentence's context says (`RAG_RLM_READER=none`: no
+  reader, answers from sentence similarity alone, as before the reader existed).
+
+Both reasoners pick, judge and check claims through these, never through their own rules.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+import numpy as np
+
+from ..reader.data import reader_text
+from .base import Candidate
+from .english import content_words
+from .forms import core_question
+
+
+def candidate_text(c: Candidate) -> str:
+    """A stored sentence as the reader reads it."""
+    return reader_text(c.span.title, c.sentence.text, c.sentence.heading)
+
+
+class ReaderScorer:
+    def __init__(self, reader):  # a rag_rlm.reader.Reader
+        self.reader = reader
+        self.identity = f"reader:{reader.identity}"
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        return self.reader.score(question, [candidate_text(c) for c in candidates])
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        return self.reader.score(question, list(texts))
+
+
+class EmbeddingScorer:
+    """Similarity, not reading: it cannot tell a sentence that answers from one on the same topic."""
+
+    identity = "embedding"
+
+    def __init__(self, embedder, lexical_weight: float = 0.3):  # an Embedder; Thresholds.lexical_weight
+        self.embedder = embedder
+        self.lexical_weight = lexical_weight
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        if not candidates:
+            return np.zeros(0, dtype=np.float32)
+        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
+        dense = np.stack([c.vector for c in candidates]) @ qv
+        return (dense + self.lexical_weight * coverage(question, [c.context for c in candidates])).astype(np.float32)
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros(0, dtype=np.float32)
+        vectors = self.embedder.embed([question, *texts])
+        return (vectors[1:] @ vectors[0] + self.lexical_weight * coverage(question, texts)).astype(np.float32)
+
+
+def coverage(question: str, texts: Sequence[str]) -> np.ndarray:
+    """Share of the question's content words each text says."""
+    words = content_words(question)
+    if not words:
+        return np.zeros(len(texts), dtype=np.float32)
+    return np.array([len(words & content_words(t)) / len(words) for t in texts], dtype=np.float32)
+
+
+class CoreQuestionScorer:
+    """A scorer that also reads a long question's core (`forms.core_question`: its opening and
+    the clause that asks) and keeps the better score: the reader learned from short questions, and
+    a clause that only says which thing is meant draws it to sentences that repeat that clause."""
+
+    def __init__(self, inner):  # a SentenceScorer
+        self.inner = inner
+        self.identity = f"{inner.identity}+core"
+        self.reader = getattr(inner, "reader", None)
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        scores = self.inner.score(question, candidates, question_vector)
+        core = core_question(question)
+        return np.maximum(scores, self.inner.score(core, candidates)) if core else scores
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        scores = self.inner.score_texts(question, texts)
+        core = core_question(question)
+        return np.maximum(scores, self.inner.score_texts(core, texts)) if core else scores
+
+
+@dataclass(frozen=True)
+class ThresholdAnswerability:
+    """Found when the best score reaches the threshold; the best score is the confidence."""
+
+    threshold: float
+
+    def judge(self, scores: np.ndarray) -> tuple[bool, float]:
+        best = float(np.max(scores)) if len(scores) else 0.0
+        return best >= self.threshold, best

@@ -1,0 +1,70 @@
+"""Every number the extractive reasoner decides with, in one object, each with where its value
+came from. Built once per reasoner: from the reader's card (the threshold it was calibrated at),
+the settings (an operator's override) and the defaults below (each with its reason)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, fields, replace
+
+
+@dataclass(frozen=True)
+class Thresholds:
+    # the collection answers a question when its best candidate scores this much (reader: a
+    # probability; without a reader: cosine + lexical share)
+    found: float = 0.42
+    # reflection keeps a claim whose cited sentence scores at least this share of `found`: a
+    # part's second sentence may support the lead without answering alone
+    support_share: float = 0.5
+    # a second sentence is said only when it scores this share of the lead's score
+    second_share: float = 0.8
+    # candidates the reader re-scores per question, the best by the bi-encoder first
+    reader_candidates: int = 12
+    # sentences said per part at most: the one that answers, and one that supports it
+    max_claims: int = 2
+    # cosine above which two sentences say the same thing (one is dropped)
+    duplicate: float = 0.9
+    # a lead-in said with at most this many items of its list
+    max_items: int = 8
+    # bridge: follow-up retrievals on entities named by the first `bridge_from` hits
+    bridge_entities: int = 2
+    bridge_from: int = 3
+    # without a reader: the bi-encoder's score is cosine + this x the share of the question's words said
+    lexical_weight: float = 0.3
+    # follow-ups (rule `followup`): user turns walked back; least cosine between a fragment and the
+    # phrase it replaces, with and without "and"/"what about"; how much a generic phrase loses
+    followup_depth: int = 3
+    followup_fill: float = 0.3
+    followup_bare: float = 0.5
+    followup_generic_penalty: float = 0.35
+    sources: dict[str, str] = field(default_factory=dict, compare=False)
+
+    def source(self, name: str) -> str:
+        return self.sources.get(name, DEFAULT_SOURCES.get(name, "default"))
+
+    def with_values(self, origin: str, **values: float | int) -> Thresholds:
+        """These values, recorded as coming from `origin` (None values are ignored)."""
+        values = {k: v for k, v in values.items() if v is not None}
+        return replace(self, **values, sources={**self.sources, **dict.fromkeys(values, origin)})
+
+    def describe(self) -> dict[str, dict[str, object]]:
+        """{name: {value, source}}: what `rag-rlm` and the trace report."""
+        return {f.name: {"value": getattr(self, f.name), "source": self.source(f.name)}
+                for f in fields(self) if f.name != "sources"}
+
+
+DEFAULT_SOURCES = {
+    "found": "bi-encoder scale: squad2 curve of the rules era (bench/eval_results.md); a reader brings its own",
+    "support_share": "half the found threshold: measured on the tune halves (bench/eval_results.md)",
+    "second_share": "measured on the tune halves: a second sentence under it was off the question",
+    "reader_candidates": "bench/bench_reader.py: top-1 stops improving beyond it on the tune halves",
+    "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
+    "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
+    "max_items": "a longer list is cut: the asker opens the document",
+    "bridge_entities": "two hops cover hotpotqa/musique bridge questions at depth 2 (bench/eval_results.md)",
+    "bridge_from": "entities from the first three hits: deeper hits are mostly distractors",
+    "lexical_weight": "the rules era's sentence scorer (bench/eval_results.md, issue 8)",
+    "followup_depth": "a chain of three follow-ups (tests/test_followup.py)",
+    "followup_fill": "the sample handbook's follow-ups: 'vision' ~ 'medical' (tests/test_followup.py)",
+    "followup_bare": "a bare phrase may be a question of its own: asked for more likeness",
+    "followup_generic_penalty": "'the company' or 'employees' lose to a specific phrase (tests/test_followup.py)",
+}
