@@ -1,0 +1,115 @@
+"""Running our commands as a person does: real processes, in a folder of their own, with this
+checkout's code, a clean environment (no RAG_RLM_* of the caller) and stderr kept apart.
+
+    run("ask", "How ...?", "-c", "handbook", cwd=folder)        rag-rlm ask ...
+    run_ingest(folder / "handbook", "--collection", ..., cwd=folder)
+    with Serve(folder, "--port", str(port)) as server: ...       `rag-rlm serve`, stopped by SIGTERM
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import httpx
+
+ROOT = Path(__file__).resolve().parent.parent
+PY = sys.executable
+SAMPLE = ROOT / "examples" / "sample"
+EVAL_DATA = ROOT / "tests" / "data" / "eval"
+TIMEOUT = 300  # a loaded 2-core machine: loading the embedder alone can take many seconds
+
+
+def env(**extra: str) -> dict[str, str]:
+    clean = {k: v for k, v in os.environ.items() if not k.startswith("RAG_RLM_")}
+    clean["PYTHONPATH"] = str(ROOT)  # this checkout's rag_rlm, not an installed one
+    clean.update(extra)
+    return clean
+
+
+def run(*args: str, cwd: Path, input: str | None = None, extra_env: dict[str, str] | None = None,
+        module: str = "rag_rlm.cli") -> subprocess.CompletedProcess[str]:
+    return subprocess.run([PY, "-m", module, *args], cwd=cwd, env=env(**(extra_env or {})), input=input,
+                          capture_output=True, text=True, timeout=TIMEOUT)
+
+
+def run_ingest(*args: str, cwd: Path, extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return run(*args, cwd=cwd, extra_env=extra_env, module="ingest")
+
+
+def copy_sample(folder: Path, name: str = "handbook") -> Path:
+    """The sample documents in a folder of the test's own (ingest --prune may look at it)."""
+    target = folder / name
+    shutil.copytree(SAMPLE, target)
+    return target
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class Serve:
+    """`rag-rlm serve` in the background until the block ends, then SIGTERM; `exit_code` and
+    `stderr` tell how it ended."""
+
+    def __init__(self, cwd: Path, *args: str, port: int | None = None, extra_env: dict[str, str] | None = None,
+                 argv: list[str] | None = None):
+        self.port = port or free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        command = argv or [PY, "-m", "rag_rlm.cli", "serve", "--port", str(self.port), *args]
+        self.proc = subprocess.Popen(command, cwd=cwd, env=env(**(extra_env or {})), text=True,
+                                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, start_new_session=True)
+        self.exit_code: int | None = None
+        self.stdout = self.stderr = ""
+
+    def __enter__(self) -> Serve:
+        try:
+            self.wait_until_up()
+        except BaseException:
+            self.stop()
+            raise
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.stop()
+
+    def wait_until_up(self) -> None:
+        deadline = time.monotonic() + TIMEOUT
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"serve ended with {self.proc.returncode}: {self.proc.stderr.read()}")
+            try:
+                if httpx.get(f"{self.url}/health", timeout=5).status_code == 200:
+                    return
+            except httpx.TransportError:
+                pass
+            if time.monotonic() > deadline:
+                raise AssertionError("serve did not come up")
+            time.sleep(0.2)
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+        try:
+            self.stdout, self.stderr = self.proc.communicate(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: workers and all
+            self.stdout, self.stderr = self.proc.communicate()
+        self.exit_code = self.proc.returncode
+
+
+def imported_modules(stderr: str) -> set[str]:
+    """The modules a `python -X importtime` run imported, from its stderr."""
+    names = set()
+    for line in stderr.splitlines():
+        if line.startswith("import time:") and line.count("|") == 2:
+            names.add(line.rsplit("|", 1)[1].strip())
+    return names
