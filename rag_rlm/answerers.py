@@ -18,6 +18,7 @@ import argparse
 import http.client
 import ipaddress
 import json
+import logging
 import os
 import time
 import urllib.error
@@ -36,6 +37,7 @@ from .errors import (
     UnknownCollection,
 )
 
+log = logging.getLogger("rag_rlm.answerers")
 API_KEY_ENV = "RAG_RLM_API_KEY"
 HEALTH_SECONDS = 2.0  # a recorded server that does not answer /health by then is not used
 _GRACE_SECONDS = 10.0  # beyond the server's own request_timeout, for the round trip
@@ -81,6 +83,8 @@ def open_answerer(settings: Settings, *, server: str | None = None, local: bool 
             remote = RemoteAnswerer(found.url, settings.request_timeout)
             if remote.is_ours():
                 return remote
+            log.info("the server recorded in %s (pid %d) does not answer at %s; answering here",
+                     serverfile.path(settings), found.pid, found.url)
     return LocalAnswerer(settings)
 
 

@@ -144,14 +144,14 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
                                 log_level=_log_level(args, settings))
     url = serverfile.connect_url(settings.host, settings.port)
     clikit.note(args, f"rag-rlm: serving {url}/ (the web page; the API under /v1), Ctrl-C stops it")
-    serverfile.record(settings, url)
+    replaced = serverfile.record(settings, url)
     try:
         with _sigterm_stops():
             serve(settings, workers=args.workers)
     except _Terminated:
         pass
     finally:
-        serverfile.forget(settings)
+        serverfile.forget(settings, replaced)
     return clikit.EXIT_OK
 
 

@@ -1,10 +1,12 @@
 """How `rag-rlm ask` and `chat` find a running `serve` of the same data: `DATA_DIR/server.json`.
 
-`serve` writes `{"url", "pid", "store"}` there once it listens, and removes it when it stops
-(Ctrl-C and SIGTERM included). A `kill -9` leaves the file behind: its pid is then dead, and
-`find` ignores it. `store` is a digest of the store URL (a PostgreSQL URL may hold a password),
-so a command aimed at another store (`--store`) never uses a server of this one. The reader
-still asks the server's /health before trusting the file (rag_rlm.answerers).
+`serve` writes `{"url", "pid", "store"}` there as it starts, and removes it when it stops
+(Ctrl-C and SIGTERM included; the record of another live server it replaced is put back). A
+`kill -9` leaves the file behind: its pid is then dead, and `find` ignores it. `store` is a
+digest of the store URL (a PostgreSQL URL may hold a password), so a command aimed at another
+store (`--store`) never uses a server of this one. The reader still asks the server's /health
+before using it (rag_rlm.answerers): a server still starting, or a pid taken by another
+process, does not answer there.
 
 No litestar, no torch here: `ask` reads this before deciding whether it needs either.
 """
@@ -64,22 +66,33 @@ def connect_url(host: str, port: int) -> str:
     return f"http://[{address}]:{port}" if address.version == 6 else f"http://{address}:{port}"
 
 
-def record(settings: Settings, url: str) -> Path:
-    """Say that this process serves `settings`' store at `url` (written whole: a reader never
-    sees half a file)."""
+def record(settings: Settings, url: str) -> ServerRecord | None:
+    """Say that this process serves `settings`' store at `url`. Returns the live record it
+    replaced (another server of the same data), which `forget` puts back."""
+    replaced = find(settings)
+    _write(settings, ServerRecord(url, os.getpid(), store_id(settings.store)))
+    return replaced
+
+
+def forget(settings: Settings, replaced: ServerRecord | None = None) -> None:
+    """Remove this process's record (not a later server's), or put back the one it replaced
+    while that server still runs (this one may not even have started: its port was taken)."""
+    found = read(settings)
+    if found is None or found.pid != os.getpid():
+        return
+    if replaced is not None and replaced.is_alive():
+        _write(settings, replaced)
+    else:
+        path(settings).unlink(missing_ok=True)
+
+
+def _write(settings: Settings, record: ServerRecord) -> None:
+    """Written whole: a reader never sees half a file."""
     target = path(settings)
     target.parent.mkdir(parents=True, exist_ok=True)
     partial = target.with_name(f".{FILE}.{os.getpid()}")
-    partial.write_text(json.dumps({"url": url, "pid": os.getpid(), "store": store_id(settings.store)}))
+    partial.write_text(json.dumps({"url": record.url, "pid": record.pid, "store": record.store}))
     partial.replace(target)
-    return target
-
-
-def forget(settings: Settings) -> None:
-    """Remove the record, if it is still this process's (a second server may have replaced it)."""
-    found = read(settings)
-    if found is not None and found.pid == os.getpid():
-        path(settings).unlink(missing_ok=True)
 
 
 def read(settings: Settings) -> ServerRecord | None:

@@ -71,9 +71,21 @@ def test_the_record_is_written_read_and_forgotten_by_its_own_process(tmp_path):
     assert serverfile.find(settings.replace(store=f"pgserver://{tmp_path}/other")) is None
     serverfile.path(settings).write_text(serverfile.path(settings).read_text().replace(str(os.getpid()), "1"))
     serverfile.forget(settings)  # pid 1's record: not ours to remove
-    assert serverfile.path(settings).exists()
+    assert serverfile.read(settings).pid == 1
+    serverfile.forget(settings.replace(data_dir=str(tmp_path / "none")))  # no record: nothing to do
     serverfile.path(settings).write_text("{half a rec")
     assert serverfile.find(settings) is None
+
+
+def test_a_server_that_could_not_start_gives_the_record_back(tmp_path):
+    """A second `serve` of the same data (its port taken, say) must not leave the first unfound."""
+    settings = Settings(data_dir=str(tmp_path), store=f"pgserver://{tmp_path}/pg")
+    first = serverfile.ServerRecord("http://127.0.0.1:8000", 1, serverfile.store_id(settings.store))  # pid 1 lives
+    serverfile._write(settings, first)
+    replaced = serverfile.record(settings, "http://127.0.0.1:8001")
+    assert replaced == first and serverfile.read(settings).url == "http://127.0.0.1:8001"
+    serverfile.forget(settings, replaced)
+    assert serverfile.read(settings) == first
 
 
 def test_a_command_with_its_own_quiet_gets_the_same_flags():

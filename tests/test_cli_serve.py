@@ -94,6 +94,7 @@ def test_a_stale_record_is_not_used(folder):
         (folder / ".rag_rlm" / "server.json").write_text(json.dumps(record))
         done = run("ask", QUESTION, "-c", "handbook", "-v", cwd=folder)
         assert done.returncode == 0 and "answering in this process" in done.stderr
+        assert (pid == os.getpid()) == ("does not answer at http://127.0.0.1:9" in done.stderr)
     (folder / ".rag_rlm" / "server.json").unlink()
 
 
