@@ -34,8 +34,7 @@ QUIET, NORMAL, VERBOSE = 0, 1, 2
 
 # Read by huggingface_hub and transformers when they are imported, which the commands do lazily,
 # after this is set: the "Loading weights" bar, and transformers' advisory warnings.
-_QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error",
-              "TOKENIZERS_PARALLELISM": "false"}
+_QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:

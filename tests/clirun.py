@@ -4,16 +4,22 @@ checkout's code, a clean environment (no RAG_RLM_* of the caller) and stderr kep
     run("ask", "How ...?", "-c", "handbook", cwd=folder)        rag-rlm ask ...
     run_ingest(folder / "handbook", "--collection", ..., cwd=folder)
     with Serve(folder, "--port", str(port)) as server: ...       `rag-rlm serve`, stopped by SIGTERM
+    Terminal(["chat", "-c", "handbook"], cwd=folder)             in a pseudo-terminal, typed at
 """
 
 from __future__ import annotations
 
+import fcntl
 import os
+import re
+import select
 import shutil
 import signal
 import socket
+import struct
 import subprocess
 import sys
+import termios
 import time
 from pathlib import Path
 
@@ -104,6 +110,69 @@ class Serve:
             os.killpg(self.proc.pid, signal.SIGKILL)  # its own session: workers and all
             self.stdout, self.stderr = self.proc.communicate()
         self.exit_code = self.proc.returncode
+
+
+_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")  # cursor moves, bracketed-paste mode, carriage returns
+
+
+class Terminal:
+    """A command on the slave side of a pseudo-terminal, as its controlling terminal (Ctrl-C
+    typed there is a SIGINT, as in a shell); we type on the master side and read what it shows,
+    without cursor movements and carriage returns."""
+
+    def __init__(self, args: list[str], cwd: Path, module: str = "rag_rlm.cli"):
+        master, slave = os.openpty()
+        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))  # wide: no line wrapping
+        self.proc = subprocess.Popen([PY, "-m", module, *args], cwd=cwd, env=env(TERM="xterm"),
+                                     stdin=slave, stdout=slave, stderr=slave, preexec_fn=_own_terminal)
+        os.close(slave)
+        self.master = master
+        self.pending = ""
+
+    def type(self, keys: str) -> None:
+        os.write(self.master, keys.encode())
+
+    def expect(self, text: str, timeout: float = TIMEOUT) -> str:
+        """What the terminal showed up to and including `text` (then forgotten), or fail."""
+        deadline = time.monotonic() + timeout
+        while text not in self.pending:
+            left = deadline - time.monotonic()
+            assert left > 0, f"never saw {text!r}; the terminal shows:\n{self.pending}"
+            assert self._read(min(left, 1.0)), f"ended without showing {text!r}:\n{self.pending}"
+        shown, _, self.pending = self.pending.partition(text)
+        return shown + text
+
+    def rest(self, timeout: float = TIMEOUT) -> str:
+        """All it shows until it ends."""
+        deadline = time.monotonic() + timeout
+        while self._read(max(0.0, deadline - time.monotonic())):
+            assert time.monotonic() < deadline, f"still running; the terminal shows:\n{self.pending}"
+        shown, self.pending = self.pending, ""
+        return shown
+
+    def close(self) -> int:
+        try:
+            return self.proc.wait(60)
+        finally:
+            os.close(self.master)
+
+    def _read(self, timeout: float) -> bool:
+        """Read what is there within `timeout`; False once the command's side is closed."""
+        ready, _, _ = select.select([self.master], [], [], timeout)
+        if ready:
+            try:
+                data = os.read(self.master, 65536)
+            except OSError:  # EIO: every holder of the slave side is gone
+                return False
+            if not data:
+                return False
+            self.pending += _CONTROL.sub("", data.decode(errors="replace"))
+        return True
+
+
+def _own_terminal() -> None:
+    os.setsid()
+    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 def imported_modules(stderr: str) -> set[str]:

@@ -12,7 +12,7 @@ from __future__ import annotations
 import json
 
 import pytest
-from clirun import EVAL_DATA, PY, copy_sample, env, imported_modules, run, run_ingest
+from clirun import EVAL_DATA, PY, Terminal, copy_sample, env, imported_modules, run, run_ingest
 
 from rag_rlm import clikit
 from rag_rlm.memory import embedded
@@ -60,6 +60,16 @@ def test_ingest_names_a_bad_file_and_exits_1(folder, ingested):
     assert done.returncode == 1
     assert "1 new" in done.stdout and "1 failed" in done.stdout
     assert "broken.pdf" in done.stdout
+
+
+def test_ingest_shows_its_progress_bar_on_a_terminal_unless_quiet(folder, ingested):
+    bar = Terminal(["handbook", "--collection", "on-a-terminal"], cwd=folder, module="ingest")
+    shown = bar.rest()
+    assert bar.close() == 0 and "11/11" in shown and "documents: 11 new" in shown
+    quiet = Terminal(["handbook", "--collection", "on-a-terminal", "--quiet"], cwd=folder, module="ingest")
+    shown = quiet.rest()
+    assert quiet.close() == 0 and shown.startswith("documents: 0 new, 0 updated, 11 unchanged, 0 failed\n")
+    assert "11/11" not in shown and "doc/s" not in shown
 
 
 def test_ingest_usage_errors_exit_2(folder):

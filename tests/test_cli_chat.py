@@ -4,67 +4,12 @@ plainly, readline's line editing and history (across sessions too), Ctrl-C and C
 
 from __future__ import annotations
 
-import fcntl
-import os
-import re
-import select
-import struct
-import subprocess
-import termios
-import time
-
 import pytest
-from clirun import PY, TIMEOUT, copy_sample, env, run, run_ingest
+from clirun import Terminal, copy_sample, run, run_ingest
 
 from rag_rlm.memory import embedded
 
 UP, BACKSPACE, CTRL_C, CTRL_D = "\x1b[A", "\x7f", "\x03", "\x04"
-_CONTROL = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]|\r")  # cursor moves, bracketed-paste mode, carriage returns
-
-
-class Terminal:
-    """A command on the slave side of a pseudo-terminal; we type on the master side and read
-    what it shows."""
-
-    def __init__(self, args: list[str], cwd):
-        master, slave = os.openpty()
-        fcntl.ioctl(slave, termios.TIOCSWINSZ, struct.pack("HHHH", 50, 250, 0, 0))  # wide: no line wrapping
-        self.proc = subprocess.Popen([PY, "-m", "rag_rlm.cli", *args], cwd=cwd, env=env(TERM="xterm"),
-                                     stdin=slave, stdout=slave, stderr=slave, preexec_fn=_own_terminal)
-        os.close(slave)
-        self.master = master
-        self.pending = ""
-
-    def type(self, keys: str) -> None:
-        os.write(self.master, keys.encode())
-
-    def expect(self, text: str, timeout: float = TIMEOUT) -> str:
-        """What the terminal showed up to and including `text` (then forgotten), or fail."""
-        deadline = time.monotonic() + timeout
-        while text not in self.pending:
-            left = deadline - time.monotonic()
-            assert left > 0, f"never saw {text!r}; the terminal shows:\n{self.pending}"
-            ready, _, _ = select.select([self.master], [], [], min(left, 1.0))
-            if ready:
-                try:
-                    self.pending += _CONTROL.sub("", os.read(self.master, 65536).decode(errors="replace"))
-                except OSError:  # the command ended: its side of the terminal is gone
-                    assert text in self.pending, f"ended without {text!r}:\n{self.pending}"
-        shown, _, self.pending = self.pending.partition(text)
-        return shown + text
-
-    def close(self) -> int:
-        try:
-            return self.proc.wait(60)
-        finally:
-            os.close(self.master)
-
-
-def _own_terminal() -> None:
-    """In the child: a session whose controlling terminal is the pseudo-terminal, so that
-    Ctrl-C typed there is a SIGINT, as in a shell."""
-    os.setsid()
-    fcntl.ioctl(0, termios.TIOCSCTTY, 0)
 
 
 @pytest.fixture(scope="module")
@@ -79,7 +24,7 @@ def folder(tmp_path_factory):
 
 
 def test_a_conversation(folder):
-    term = Terminal(["chat", "-c", "handbook"], folder)
+    term = Terminal(["chat", "-c", "handbook"], cwd=folder)
     try:
         term.expect("Ctrl-D leaves")
         term.expect("? ")
@@ -114,7 +59,7 @@ def test_a_conversation(folder):
 
 def test_history_carries_over_to_the_next_session(folder):
     (folder / ".rag_rlm" / "chat_history").write_text("Who approves expenses over $500?\n")
-    term = Terminal(["chat", "-c", "handbook", "--quiet"], folder)
+    term = Terminal(["chat", "-c", "handbook", "--quiet"], cwd=folder)
     try:
         term.expect("? ")
         term.type(f"{UP}\r")
