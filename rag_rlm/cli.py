@@ -135,8 +135,9 @@ def _chat(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _serve(args: argparse.Namespace, settings: Settings) -> int:
-    """Serve until Ctrl-C (exit 130) or SIGTERM (exit 0, after the same graceful shutdown), with
-    DATA_DIR/server.json saying so meanwhile (rag_rlm.serverfile)."""
+    """Serve until Ctrl-C or SIGTERM (exit 0, after a graceful shutdown), with
+    DATA_DIR/server.json saying so meanwhile (rag_rlm.serverfile); exit 1 when it cannot start
+    (its port taken). Stopping is how a server ends, not an interruption: no 130."""
     from . import serverfile
     from .server import serve
 
@@ -146,31 +147,39 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     clikit.note(args, f"rag-rlm: serving {url}/ (the web page; the API under /v1), Ctrl-C stops it")
     replaced = serverfile.record(settings, url)
     try:
-        with _sigterm_stops():
+        with _signals_stop():
             serve(settings, workers=args.workers)
-    except _Terminated:
+    except _Stopped:
         pass
+    except SystemExit as e:  # uvicorn's way of saying it could not start (exit status 3)
+        if e.code not in (0, None):
+            print("rag-rlm: the server did not start (the reason is above)", file=sys.stderr)
+            return clikit.EXIT_FAILED
     finally:
         serverfile.forget(settings, replaced)
     return clikit.EXIT_OK
 
 
-class _Terminated(BaseException):
-    """SIGTERM, raised where the process is (a BaseException: no `except Exception` stops it)."""
+class _Stopped(BaseException):
+    """SIGTERM or SIGINT, raised where the process is (a BaseException: no `except Exception`
+    stops it)."""
 
 
 @contextmanager
-def _sigterm_stops() -> Iterator[None]:
-    """uvicorn shuts down gracefully on SIGTERM, then sends it again to the handler it found:
-    this one, so the process ends through our `finally` blocks instead of dying in its tracks."""
+def _signals_stop() -> Iterator[None]:
+    """uvicorn shuts down gracefully on SIGTERM and SIGINT, then sends the signal again to the
+    handler it found: this one, so the process ends through our `finally` blocks (SIGTERM's
+    default would end it in its tracks; SIGINT's depends on whether asyncio's handler was the
+    one uvicorn found)."""
     def stop(signum: int, frame: object) -> None:
-        raise _Terminated
+        raise _Stopped
 
-    previous = signal.signal(signal.SIGTERM, stop)
+    previous = {s: signal.signal(s, stop) for s in (signal.SIGTERM, signal.SIGINT)}
     try:
         yield
     finally:
-        signal.signal(signal.SIGTERM, previous)
+        for s, handler in previous.items():
+            signal.signal(s, handler)
 
 
 def _log_level(args: argparse.Namespace, settings: Settings) -> str:

@@ -101,9 +101,9 @@ class Serve:
                 raise AssertionError("serve did not come up")
             time.sleep(0.2)
 
-    def stop(self) -> None:
+    def stop(self, how: signal.Signals = signal.SIGTERM) -> None:
         if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
+            self.proc.send_signal(how)
         try:
             self.stdout, self.stderr = self.proc.communicate(timeout=60)
         except subprocess.TimeoutExpired:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import os
+import signal
+import socket
 import subprocess
 import time
 
@@ -117,3 +119,26 @@ def test_a_server_with_keys_wants_RAG_RLM_API_KEY(folder):
         right = run(*ask, "--json", cwd=folder, extra_env={"RAG_RLM_API_KEY": "k1"})
         assert right.returncode == 0, right.stderr
         assert json.loads(right.stdout)["collection"] == "handbook"  # the tenant's own name for it
+
+
+def test_ctrl_c_stops_serve_as_sigterm_does(folder):
+    server = Serve(folder)
+    with server:
+        server.stop(signal.SIGINT)
+    assert server.exit_code == 0, server.stderr
+    assert not (folder / ".rag_rlm" / "server.json").exists()
+    _assert_stopped(folder / ".rag_rlm" / "pgdata")
+
+
+def test_serve_errors(folder):
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        busy = run("serve", "--port", str(port), cwd=folder)
+    assert busy.returncode == 1 and "address already in use" in busy.stderr
+    assert "rag-rlm: the server did not start" in busy.stderr
+    assert not (folder / ".rag_rlm" / "server.json").exists()
+    assert run("serve", "--port", "0", cwd=folder).returncode == 2
+    bad_setting = run("serve", cwd=folder, extra_env={"RAG_RLM_PORT": "70000"})
+    assert bad_setting.returncode == 2 and "configuration error: port" in bad_setting.stderr
