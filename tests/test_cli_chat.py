@@ -48,6 +48,13 @@ def test_a_conversation(folder):
         shown = term.expect("? ")
         assert "How many vacation days do new hires get?" in shown and "22 vacation days per calendar year" in shown
 
+        term.type("/new\r")  # forgets the earlier turns: a follow-up no longer has one to follow
+        term.expect("(a new conversation)")
+        term.expect("? ")
+        term.type("And after three years?\r")
+        shown = term.expect("? ")
+        assert ("Sources:" in shown or "Not found." in shown) and "(taken as: " not in shown
+
         term.type(CTRL_D)
         assert term.close() == 0
     finally:
