@@ -69,6 +69,9 @@ def _main(args: argparse.Namespace) -> int:
     except RagRlmError as e:
         print(f"ingest: error: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:  # before the pipeline took over Ctrl-C (loading the model), or a second one
+        print("ingest: interrupted; documents already written are kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(json.dumps(summary.to_dict()) if args.json else format_summary(summary), flush=True)
     if summary.interrupted:
         return EXIT_INTERRUPTED

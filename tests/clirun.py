@@ -132,15 +132,17 @@ class Terminal:
     def type(self, keys: str) -> None:
         os.write(self.master, keys.encode())
 
-    def expect(self, text: str, timeout: float = TIMEOUT) -> str:
-        """What the terminal showed up to and including `text` (then forgotten), or fail."""
+    def expect(self, text: str | re.Pattern[str], timeout: float = TIMEOUT) -> str:
+        """What the terminal showed up to and including `text` (or the pattern's first match),
+        which is then forgotten; or fail."""
+        pattern = text if isinstance(text, re.Pattern) else re.compile(re.escape(text))
         deadline = time.monotonic() + timeout
-        while text not in self.pending:
+        while (found := pattern.search(self.pending)) is None:
             left = deadline - time.monotonic()
             assert left > 0, f"never saw {text!r}; the terminal shows:\n{self.pending}"
             assert self._read(min(left, 1.0)), f"ended without showing {text!r}:\n{self.pending}"
-        shown, _, self.pending = self.pending.partition(text)
-        return shown + text
+        shown, self.pending = self.pending[:found.end()], self.pending[found.end():]
+        return shown
 
     def rest(self, timeout: float = TIMEOUT) -> str:
         """All it shows until it ends."""

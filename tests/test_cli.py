@@ -10,6 +10,7 @@ README's own lines in test_cli_readme.py.
 from __future__ import annotations
 
 import json
+import re
 
 import pytest
 from clirun import EVAL_DATA, PY, Terminal, copy_sample, env, imported_modules, run, run_ingest
@@ -18,6 +19,7 @@ from rag_rlm import clikit
 from rag_rlm.memory import embedded
 
 QUESTION = "How many vacation days do new hires get?"
+CTRL_C = "\x03"
 HEAVY = {"torch", "transformers", "sentence_transformers", "litestar"}
 
 
@@ -70,6 +72,25 @@ def test_ingest_shows_its_progress_bar_on_a_terminal_unless_quiet(folder, ingest
     shown = quiet.rest()
     assert quiet.close() == 0 and shown.startswith("documents: 0 new, 0 updated, 11 unchanged, 0 failed\n")
     assert "11/11" not in shown and "doc/s" not in shown
+
+
+def test_ctrl_c_stops_ingest_after_the_document_it_writes(folder):
+    many = folder / "many"
+    many.mkdir()
+    for i in range(300):
+        (many / f"note-{i:03}.md").write_text(f"# Note {i}\n\nRoom {i} holds {i * 7} chairs and {i % 5} desks.\n")
+    term = Terminal(["many", "--collection", "many"], cwd=folder, module="ingest")
+    term.expect(re.compile(r"\b[1-9][0-9]*/300"))  # the bar: documents are going in
+    term.type(CTRL_C)
+    term.expect("ingest: stopping after the current document")
+    shown = term.rest()
+    assert term.close() == 130
+    assert "interrupted: run again to finish (documents already written are kept)" in shown
+    written = int(shown.split("documents: ", 1)[1].split(" new")[0])
+    assert 0 < written < 300 and "Traceback" not in shown
+    again = run_ingest("many", "--collection", "many", "--json", cwd=folder)
+    finished = json.loads(again.stdout)
+    assert again.returncode == 0 and (finished["documents_new"], finished["documents_unchanged"]) == (300 - written, written)
 
 
 def test_ingest_usage_errors_exit_2(folder):
