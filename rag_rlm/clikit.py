@@ -4,9 +4,12 @@ stderr.
     EXIT_OK 0, EXIT_FAILED 1 (the work failed), EXIT_USAGE 2 (usage or configuration),
     EXIT_INTERRUPTED 130 (Ctrl-C)
 
-A command module adds the two flags with `add_output_options(parser)` (a `--quiet` it defines
-itself is kept) and runs inside `quiet_stderr(args)`, which `rag_rlm.cli.main` and `ingest`'s
-`main` already do for every command. Then:
+A subcommand registered on `rag-rlm` (`register(subparsers)`, as eval and train-reader are)
+needs nothing more: `rag_rlm.cli` adds the two flags to every command after registering them (a
+`--quiet` the command defines itself is kept, and gets `-q`) and runs it inside
+`quiet_stderr(args)`; the command asks `show_progress(args)` before drawing a bar, and says
+things with `note` and `detail`. A console script of its own (`ingest`) calls
+`add_output_options(parser)` and `quiet_stderr(args)` itself. Then:
 
 - stdout carries the result, whatever the flags;
 - stderr carries only what the user should act on: errors, and notes about the answer
