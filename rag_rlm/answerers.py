@@ -127,7 +127,8 @@ class RemoteAnswerer:
         if key:
             self.headers["authorization"] = f"Bearer {key}"
         # a proxy set for the internet must not carry requests to this machine
-        self.opener = urllib.request.build_opener(*([urllib.request.ProxyHandler({})] if _loopback(parsed.hostname) else []))
+        handlers = [urllib.request.ProxyHandler({})] if _loopback(parsed.hostname) else []
+        self.opener = urllib.request.build_opener(*handlers)
 
     def is_ours(self) -> bool:
         """Whether a rag-rlm server answers /health here (healthy or not: it then reports why)."""

@@ -33,7 +33,8 @@ def format_answer(answer: dict[str, Any]) -> str:
         lines = [f"Not found. {text}".rstrip()]
         related = answer.get("related_documents") or []
         if related:
-            lines += ["", "Closest documents:", *(f"  {_document(d.get('title', ''), d.get('id', ''))}" for d in related)]
+            closest = [f"  {_document(d.get('title', ''), d.get('id', ''))}" for d in related]
+            lines += ["", "Closest documents:", *closest]
         return "\n".join(lines)
     citations = answer.get("citations") or []
     if not citations:
@@ -42,8 +43,8 @@ def format_answer(answer: dict[str, Any]) -> str:
 
 
 def citation_line(citation: dict[str, Any]) -> str:
-    return f"  [{citation.get('n')}] {_document(citation.get('title', ''), citation.get('document_id', ''))}, " \
-           f"{place(citation)}"
+    document = _document(citation.get("title", ""), citation.get("document_id", ""))
+    return f"  [{citation.get('n')}] {document}, {place(citation)}"
 
 
 def place(citation: dict[str, Any]) -> str:
