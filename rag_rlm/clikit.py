@@ -38,6 +38,10 @@ QUIET, NORMAL, VERBOSE = 0, 1, 2
 # Read by huggingface_hub and transformers when they are imported, which the commands do lazily,
 # after this is set: the "Loading weights" bar, and transformers' advisory warnings.
 _QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "error"}
+# Third-party loggers whose errors are not the user's to act on: pgserver logs a start that timed
+# out on a busy machine, with the server's whole log, and rag_rlm.memory.embedded then tries
+# again; when every try fails, our StoreError says so.
+_QUIET_LOGGERS = ("pgserver",)
 
 
 def add_output_options(parser: argparse.ArgumentParser) -> None:
@@ -77,6 +81,7 @@ def quiet_stderr(args: argparse.Namespace) -> Iterator[None]:
     if hasattr(args, "quiet"):
         args.quiet = not progress  # what commands that predate this module read it as
     saved_env = {name: os.environ.get(name) for name in _QUIET_ENV}
+    saved_levels = {name: logging.getLogger(name).level for name in _QUIET_LOGGERS}
     with warnings.catch_warnings():
         if level == VERBOSE:  # third parties' warnings; our INFO (their INFO is their debugging)
             logging.basicConfig(level=logging.WARNING, format="%(name)s: %(message)s", stream=sys.stderr)
@@ -85,10 +90,14 @@ def quiet_stderr(args: argparse.Namespace) -> Iterator[None]:
             warnings.simplefilter("ignore")  # none of ours are warnings: they are errors or notes
             for name, value in _QUIET_ENV.items():
                 os.environ.setdefault(name, value)
+            for name in _QUIET_LOGGERS:
+                logging.getLogger(name).setLevel(logging.CRITICAL + 1)
         try:
             yield
         finally:
             _restore(saved_env)
+            for name, saved in saved_levels.items():
+                logging.getLogger(name).setLevel(saved)
 
 
 def note(args: argparse.Namespace, message: str) -> None:

@@ -4,6 +4,7 @@ shared --quiet/--verbose, and the chat's history limit against the server's."""
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import warnings
 
@@ -109,6 +110,16 @@ def test_quiet_stderr_restores_what_it_changed(monkeypatch):
         assert args.verbosity == clikit.NORMAL and args.quiet  # no terminal here: no progress bar
     assert "HF_HUB_DISABLE_PROGRESS_BARS" not in os.environ
     assert warnings.filters == filters
+
+
+def test_pgservers_retried_start_errors_are_not_logged_unless_verbose(caplog):
+    """rag_rlm.memory.embedded retries a start that timed out; pgserver has already logged it."""
+    for verbose in (False, True):
+        caplog.clear()
+        with clikit.quiet_stderr(argparse.Namespace(quiet=False, verbose=verbose)):
+            logging.getLogger("pgserver").error("Timeout starting server.")
+        assert ("Timeout starting server." in caplog.text) == verbose
+    assert logging.getLogger("pgserver").level == logging.NOTSET
 
 
 def test_chat_sends_no_more_history_than_the_server_takes():
