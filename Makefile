@@ -44,6 +44,7 @@ bench: install
 	$(BIN)/python bench/bench_controller.py
 	$(BIN)/python bench/bench_batching.py
 	$(BIN)/python bench/bench_server.py
+	$(BIN)/python bench/bench_cli.py
 
 clean:
 	rm -rf $(VENV) .rag_rlm .pytest_cache

@@ -15,11 +15,11 @@ from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 
+from rag_rlm import clikit
+from rag_rlm.clikit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from rag_rlm.config import Settings
 from rag_rlm.errors import ConfigError, ModelNotFound, RagRlmError
 from rag_rlm.ingest.pipeline import IngestSummary, ingest_paths
-
-EXIT_OK, EXIT_FAILED, EXIT_USAGE, EXIT_INTERRUPTED = 0, 1, 2, 130
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -36,13 +36,18 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--glob", metavar="PATTERN", help="only files in folders whose relative path matches, e.g. '*.md'")
     p.add_argument("--prune", action="store_true", help="delete documents whose files under PATH are gone")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
-    p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.add_argument("--config", metavar="FILE", help="TOML settings file")
+    clikit.add_output_options(p)  # the progress bar shows on a terminal only, and not with --quiet
     return p
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = build_parser().parse_args(argv)  # usage errors exit 2 from argparse itself
+    with clikit.quiet_stderr(args):
+        return _main(args)
+
+
+def _main(args: argparse.Namespace) -> int:
     try:
         settings = Settings.from_env(
             config_file=args.config, store=args.store, chunk_tokens=args.chunk_tokens,
@@ -64,6 +69,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except RagRlmError as e:
         print(f"ingest: error: {e}", file=sys.stderr)
         return EXIT_FAILED
+    except KeyboardInterrupt:  # before the pipeline took over Ctrl-C (loading the model), or a second one
+        print("ingest: interrupted; documents already written are kept", file=sys.stderr)
+        return EXIT_INTERRUPTED
     print(json.dumps(summary.to_dict()) if args.json else format_summary(summary), flush=True)
     if summary.interrupted:
         return EXIT_INTERRUPTED
@@ -80,7 +88,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
         with _stop_on_signals() as stop:
             return ingest_paths(
                 args.paths, collection=settings.collection, store=store, embedder=embedder,
-                settings=settings, glob=args.glob, prune=args.prune, progress=not args.quiet, stop=stop,
+                settings=settings, glob=args.glob, prune=args.prune, progress=clikit.show_progress(args), stop=stop,
             )
     finally:
         store.close()

@@ -1,0 +1,89 @@
+"""`rag-rlm chat` in a pseudo-terminal, typed at as a person would (issue 16): follow-up
+questions resolved against the earlier turns, citations under each answer, "Not found." said
+plainly, readline's line editing and history (across sessions too), Ctrl-C and Ctrl-D."""
+
+from __future__ import annotations
+
+import pytest
+from clirun import Terminal, copy_sample, run, run_ingest
+
+from rag_rlm.memory import embedded
+
+UP, BACKSPACE, CTRL_C, CTRL_D = "\x1b[A", "\x7f", "\x03", "\x04"
+
+
+@pytest.fixture(scope="module")
+def folder(tmp_path_factory):
+    folder = tmp_path_factory.mktemp("chat")
+    copy_sample(folder)
+    done = run_ingest("handbook", "--collection", "handbook", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    yield folder
+    if embedded.status(folder / ".rag_rlm" / "pgdata").running:  # a failed test must not leave it behind
+        embedded.stop(folder / ".rag_rlm" / "pgdata", force=True)
+
+
+def test_a_conversation(folder):
+    term = Terminal(["chat", "-c", "handbook"], cwd=folder)
+    try:
+        term.expect("Ctrl-D leaves")
+        term.expect("? ")
+        term.type(f"How many vacation dayz{BACKSPACE}s do new hires get?\r")  # line editing
+        shown = term.expect("? ")
+        assert "22 vacation days per calendar year" in shown
+        assert "Sources:\n  [1] Vacation policy — vacation-policy.txt, chars " in shown
+
+        term.type("And after three years?\r")  # a follow-up: the earlier turns go with it
+        shown = term.expect("? ")
+        assert "(taken as: How many vacation days do new hires get after three years?)" in shown
+
+        term.type("What is the capital of France?\r")
+        assert "Not found. The handbook documents do not say what the capital of France is." in term.expect("? ")
+
+        term.type(f"half a question{CTRL_C}")  # abandons the line, asks nothing
+        shown = term.expect("? ")
+        assert "Not found" not in shown and "Sources" not in shown
+
+        term.type(f"{UP * 3}\r")  # history: the first question again, as it was edited
+        shown = term.expect("? ")
+        assert "How many vacation days do new hires get?" in shown and "22 vacation days per calendar year" in shown
+
+        term.type("/new\r")  # forgets the earlier turns: a follow-up no longer has one to follow
+        term.expect("(a new conversation)")
+        term.expect("? ")
+        term.type("And after three years?\r")
+        shown = term.expect("? ")
+        assert ("Sources:" in shown or "Not found." in shown) and "(taken as: " not in shown
+
+        term.type(CTRL_D)
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+    saved = (folder / ".rag_rlm" / "chat_history").read_text()
+    assert "How many vacation days do new hires get?" in saved and "And after three years?" in saved
+
+
+def test_history_carries_over_to_the_next_session(folder):
+    (folder / ".rag_rlm" / "chat_history").write_text("Who approves expenses over $500?\n")
+    term = Terminal(["chat", "-c", "handbook", "--quiet"], cwd=folder)
+    try:
+        term.expect("? ")
+        term.type(f"{UP}\r")
+        assert "Finance Director" in term.expect("? ")
+        term.type(CTRL_D)
+        assert term.close() == 0
+    finally:
+        if term.proc.poll() is None:
+            term.proc.kill()
+
+
+def test_chat_reads_questions_from_a_pipe(folder):
+    """Not a terminal: every line is a question, no prompt, no banner; an unknown collection ends it."""
+    done = run("chat", "-c", "handbook", cwd=folder, input="How many vacation days do new hires get?\n"
+                                                          "And after three years?\n")
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.count("Sources:") == 2 and "(taken as: " in done.stdout and "? " not in done.stdout
+    assert done.stderr == ""
+    unknown = run("chat", "-c", "nope", cwd=folder, input="Anything?\n")
+    assert unknown.returncode == 1 and "unknown collection 'nope'" in unknown.stderr
