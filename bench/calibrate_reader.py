@@ -50,32 +50,42 @@ def main() -> None:
     parser.add_argument("--collection", default="squad2")
     parser.add_argument("--write", action="store_true", help="record the threshold in the reader's card")
     args = parser.parse_args()
-    settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0)
+    picked = {}
+    for precision in ("int8", "fp32"):  # the server reads in int8, a short-lived command in fp32 (numpy)
+        settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
+                                     reader_int8=precision == "int8")
+        picked[precision] = calibrate(settings, args.collection)
+    if args.write:
+        write(Path(args.reader), picked)
+
+
+def calibrate(settings: Settings, collection: str) -> dict:
     assistant = Assistant(settings, state=_NoSharedState())
     rows = {h: [] for h in ("tune", "check")}
     for q in read_questions(SQUAD2):
-        rows[half(q.id)].append(ask_one(assistant, q, args.collection, "recursive", 5))
+        rows[half(q.id)].append(ask_one(assistant, q, collection, "recursive", 5))
     assistant.close()
     tune = rows["tune"]
     threshold = pick_threshold([r.confidence for r in tune if r.answerable], [r.confidence for r in tune if not r.answerable])
     figures = {h: shares(rs, threshold) for h, rs in rows.items()}
-    print(f"threshold {threshold:.4f} (tune: most unanswerables declined with <= {MAX_WRONGLY_DECLINED:.0%} of "
-          f"answerables declined)")
+    print(f"{'int8' if settings.reader_int8 else 'fp32'}: threshold {threshold:.4f} (tune: most unanswerables "
+          f"declined with <= {MAX_WRONGLY_DECLINED:.0%} of answerables declined)")
     for h, f in figures.items():
         print(f"  {h}: {f}")
-    if args.write:
-        write(Path(args.reader), threshold, figures)
+    return {"threshold": round(threshold, 4), **figures}
 
 
-def write(folder: Path, threshold: float, figures: dict) -> None:
+def write(folder: Path, picked: dict) -> None:
     from rag_rlm.reader.train import card_markdown
 
     card = json.loads((folder / CARD).read_text(encoding="utf-8"))
-    card["found_threshold"] = round(threshold, 4)
+    card["found_threshold"] = picked["int8"]["threshold"]
+    card["found_threshold_fp32"] = picked["fp32"]["threshold"]
     card["threshold_from"] = ("bench/calibrate_reader.py: the whole system's answers (recursive, k=5) on the squad2 "
                               f"dev tune half, most unanswerables declined with at most {MAX_WRONGLY_DECLINED:.0%} "
                               "of answerables declined")
-    card["figures"]["squad2_system"] = {"threshold": round(threshold, 4), **figures}
+    card["figures"]["squad2_system"] = picked["int8"]
+    card["figures"]["squad2_system_fp32"] = picked["fp32"]
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (folder / "README.md").write_text(card_markdown(card), encoding="utf-8")
     print(f"written to {folder / CARD}")

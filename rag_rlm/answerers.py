@@ -97,7 +97,9 @@ class LocalAnswerer:
         from .assistant import Assistant
         from .embed_numpy import load_answer_embedder
 
-        self.assistant = Assistant(settings, embedder=load_answer_embedder(settings.embed_model))
+        # numpy for the embedder and the reader: a short-lived command need not import torch
+        self.assistant = Assistant(settings.replace(reader_backend="numpy"),
+                                   embedder=load_answer_embedder(settings.embed_model))
 
     def ask(self, question: str, collection: str, **options: Any) -> dict[str, Any]:
         try:

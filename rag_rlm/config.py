@@ -62,6 +62,8 @@ class Settings:
     # a folder path, or "none" (answer from sentence similarity alone)
     reader: str = ""
     reader_int8: bool = True  # int8 Linear layers at inference: bench/bench_reader.py
+    # torch, or numpy (fp32, no torch import: what a short-lived `rag-rlm ask` uses)
+    reader_backend: str = "torch"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
@@ -230,6 +232,8 @@ def _validate(s: Settings) -> None:
     from .reasoning.rules import RuleSet
 
     RuleSet.from_setting(s.rules_off)  # an unknown rule name is a ConfigError naming the known ones
+    if s.reader_backend not in ("torch", "numpy"):
+        raise ConfigError("reader_backend", f"must be torch or numpy, got {s.reader_backend!r}")
     if s.reader_candidates < 0:
         raise ConfigError("reader_candidates", f"must be >= 0, got {s.reader_candidates}")
     if s.found_threshold > 1.5:

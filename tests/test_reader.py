@@ -153,3 +153,18 @@ def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and str(tmp_path) in done.stderr
+
+
+def test_the_numpy_path_reads_like_the_torch_fp32_one_without_importing_torch():
+    probe = ("import sys; from rag_rlm.reader import Reader, shipped_reader_path; "
+             "r = Reader(shipped_reader_path(), backend='numpy'); "
+             "print(r.score('When was the tower built?', ['Tower: It was built in 1874.', 'Tower: It is red.']).tolist()); "
+             "print('torch' in sys.modules)")
+    done = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 0, done.stderr[-2000:]
+    numpy_scores, torch_loaded = done.stdout.strip().splitlines()
+    assert torch_loaded == "False"
+    exact = Reader(shipped_reader_path(), int8=False)
+    expected = exact.score("When was the tower built?", ["Tower: It was built in 1874.", "Tower: It is red."])
+    assert json.loads(numpy_scores) == pytest.approx(expected.tolist(), abs=1e-4)
+    assert exact.identity.endswith("/fp32") and exact.threshold == exact.card.raw["found_threshold_fp32"]

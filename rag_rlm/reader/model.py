@@ -77,25 +77,34 @@ class _Pending:
         self.done = threading.Event()
 
 
-class Reader:
-    """Loaded from a reader folder; `score(question, texts)` gives one probability per text."""
+BACKENDS = ("torch", "numpy")
 
-    def __init__(self, path: str | Path, *, int8: bool = True):
+
+class Reader:
+    """Loaded from a reader folder; `score(question, texts)` gives one probability per text.
+
+    `backend` "torch" runs the network in torch (int8 Linear layers, or fp32); "numpy" runs the same
+    network in float32 numpy (`rag_rlm.embed_numpy.NumpyBert`): no torch import, for a short-lived
+    command that answers one question (its scores are the torch fp32 ones)."""
+
+    def __init__(self, path: str | Path, *, int8: bool = True, backend: str = "torch"):
         folder = Path(path)
         if not folder.is_dir():
             raise ModelNotFound(str(folder), "no such folder (RAG_RLM_READER names a reader folder, or 'none')")
         for need in ("config.json", WEIGHTS, HEAD):
             if not (folder / need).is_file():
                 raise ModelNotFound(str(folder), f"no {need}: not a reader folder")
+        if backend not in BACKENDS:
+            raise ValueError(f"reader backend must be one of {', '.join(BACKENDS)}, got {backend!r}")
         self.card = read_card(folder)
         self.path = str(folder)
-        self.identity = weights_sha256(folder) + ("" if int8 else "/fp32")  # int8 scores differ a little
+        self.int8 = int8 and backend == "torch"
+        self.identity = weights_sha256(folder) + ("" if self.int8 else "/fp32")  # int8 scores differ a little
         # the threshold was picked for the precision the reader runs at
-        self.threshold = self.card.found_threshold if int8 else float(
+        self.threshold = self.card.found_threshold if self.int8 else float(
             self.card.raw.get("found_threshold_fp32", self.card.found_threshold))
         self.max_tokens = self.card.max_tokens
-        self.model, self.tokenizer = _load(folder, int8)
-        self.int8 = int8
+        self._network = _NumpyNetwork(folder, self.max_tokens) if backend == "numpy" else _TorchNetwork(folder, self.int8, self.max_tokens)
         self._forward = threading.Lock()
         self._queue_lock = threading.Lock()
         self._queue: list[_Pending] = []
@@ -152,18 +161,53 @@ class Reader:
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         """One forward pass per BATCH pairs, shortest first (less padding); no memory, no queue."""
-        import torch
-
         order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
         out = np.zeros(len(pairs), dtype=np.float32)
-        with torch.inference_mode():
-            for lo in range(0, len(order), BATCH):
-                idx = order[lo:lo + BATCH]
-                enc = self.tokenizer([pairs[i][0] for i in idx], [pairs[i][1] for i in idx], padding=True,
-                                     truncation="longest_first", max_length=self.max_tokens, return_tensors="pt")
-                logits = self.model(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids")).float()
-                out[idx] = torch.sigmoid(logits).numpy()
+        for lo in range(0, len(order), BATCH):
+            idx = order[lo:lo + BATCH]
+            out[idx] = self._network.probabilities([pairs[i] for i in idx])
         return out
+
+
+class _TorchNetwork:
+    def __init__(self, folder: Path, int8: bool, max_tokens: int):
+        self.model, self.tokenizer = _load(folder, int8)
+        self.max_tokens = max_tokens
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        import torch
+
+        with torch.inference_mode():
+            enc = self.tokenizer([q for q, _ in pairs], [t for _, t in pairs], padding=True,
+                                 truncation="longest_first", max_length=self.max_tokens, return_tensors="pt")
+            logits = self.model(enc["input_ids"], enc["attention_mask"], enc.get("token_type_ids")).float()
+            return torch.sigmoid(logits).numpy()
+
+
+class _NumpyNetwork:
+    """The reader's network in numpy: its encoder (NumpyBert), the mean of its token vectors, the head."""
+
+    def __init__(self, folder: Path, max_tokens: int):
+        from safetensors.numpy import load_file
+        from tokenizers import Tokenizer
+
+        from ..embed_numpy import NumpyBert
+
+        try:
+            self.bert = NumpyBert(folder)
+            head = load_file(str(folder / HEAD))
+            self.tokenizer = Tokenizer.from_file(str(folder / "tokenizer.json"))
+        except Exception as e:  # safetensors, tokenizers (a bare Exception) and OSError alike: a broken folder
+            raise ModelNotFound(str(folder), f"could not be loaded: {e}") from None
+        self.weight = head["weight"].astype(np.float32)[0]
+        self.bias = float(head["bias"].astype(np.float32)[0])
+        self.tokenizer.no_padding()
+        self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+        encoded = self.tokenizer.encode_batch(list(pairs))
+        pooled = self.bert.mean_pooled([e.ids for e in encoded], [e.type_ids for e in encoded])
+        return 1.0 / (1.0 + np.exp(-(pooled @ self.weight + self.bias)))
 
 
 def _load(folder: Path, int8: bool):
@@ -199,15 +243,15 @@ def shipped_reader_path() -> Path:
     return beside_code if (beside_code / CARD).is_file() else Path("models") / "reader"
 
 
-_LOADED: dict[tuple[str, bool], Reader] = {}
+_LOADED: dict[tuple[str, bool, str], Reader] = {}
 _LOADING = threading.Lock()
 
 
-def load_reader(path: str | Path, int8: bool = True) -> Reader:
+def load_reader(path: str | Path, int8: bool = True, backend: str = "torch") -> Reader:
     """A process-wide reader per folder: it is loaded once and shared by every request."""
-    key = (str(Path(path).resolve()), int8)
+    key = (str(Path(path).resolve()), int8, backend)
     with _LOADING:
         reader = _LOADED.get(key)
         if reader is None:
-            reader = _LOADED[key] = Reader(path, int8=int8)
+            reader = _LOADED[key] = Reader(path, int8=int8, backend=backend)
         return reader

@@ -295,7 +295,9 @@ def card_markdown(card: dict) -> str:
               f"{system[h]['answerable_wrongly_declined']:.3f} |" for h in ("tune", "check")),
             "",
         ]
-    lines += [f"The threshold the reader answers with: {card['found_threshold']} ({card['threshold_from']}).", "",
+    lines += [f"The threshold the reader answers with: {card['found_threshold']} in int8, "
+              f"{card.get('found_threshold_fp32', card['found_threshold'])} in fp32 (the numpy path of a short-lived "
+              f"command) ({card['threshold_from']}).", "",
               f"Training loss (last 100 steps): {card['figures']['train_loss_last_100']}", "",
               f"Weights sha256: `{card.get('weights_sha256', '')}`", ""]
     return "\n".join(lines)
