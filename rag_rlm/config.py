@@ -61,7 +61,9 @@ class Settings:
     # answers, decides `found` and checks every claim. "" = the one shipped in models/reader,
     # a folder path, or "none" (answer from sentence similarity alone)
     reader: str = ""
-    reader_int8: bool = True  # int8 Linear layers at inference: bench/bench_reader.py
+    # int8 Linear layers at inference: faster, but activations are quantised per batch, so a
+    # score moves (up to 0.24 measured) with what else is in the batch: off (bench/bench_reader.py)
+    reader_int8: bool = False
     # torch, or numpy (fp32, no torch import: what a short-lived `rag-rlm ask` uses)
     reader_backend: str = "torch"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default

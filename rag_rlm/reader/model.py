@@ -83,11 +83,12 @@ BACKENDS = ("torch", "numpy")
 class Reader:
     """Loaded from a reader folder; `score(question, texts)` gives one probability per text.
 
-    `backend` "torch" runs the network in torch (int8 Linear layers, or fp32); "numpy" runs the same
-    network in float32 numpy (`rag_rlm.embed_numpy.NumpyBert`): no torch import, for a short-lived
-    command that answers one question (its scores are the torch fp32 ones)."""
+    `backend` "torch" runs the network in torch (fp32, or int8 Linear layers whose scores move
+    with the batch); "numpy" runs the same network in float32 numpy
+    (`rag_rlm.embed_numpy.NumpyBert`): no torch import, for a short-lived command that answers
+    one question (its scores are the torch fp32 ones)."""
 
-    def __init__(self, path: str | Path, *, int8: bool = True, backend: str = "torch"):
+    def __init__(self, path: str | Path, *, int8: bool = False, backend: str = "torch"):
         folder = Path(path)
         if not folder.is_dir():
             raise ModelNotFound(str(folder), "no such folder (RAG_RLM_READER names a reader folder, or 'none')")
@@ -247,7 +248,7 @@ _LOADED: dict[tuple[str, bool, str], Reader] = {}
 _LOADING = threading.Lock()
 
 
-def load_reader(path: str | Path, int8: bool = True, backend: str = "torch") -> Reader:
+def load_reader(path: str | Path, int8: bool = False, backend: str = "torch") -> Reader:
     """A process-wide reader per folder: it is loaded once and shared by every request."""
     key = (str(Path(path).resolve()), int8, backend)
     with _LOADING:
