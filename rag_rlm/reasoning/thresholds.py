@@ -4,6 +4,7 @@ the settings (an operator's override) and the defaults below (each with its reas
 
 from __future__ import annotations
 
+import hashlib
 from dataclasses import dataclass, field, fields, replace
 
 
@@ -28,6 +29,8 @@ class Thresholds:
     # bridge: follow-up retrievals on entities named by the first `bridge_from` hits
     bridge_entities: int = 2
     bridge_from: int = 3
+    # ... unless the reader scores a sentence of those hits this much (it answers the question)
+    hop_unless: float = 0.9
     # without a reader: the bi-encoder's score is cosine + this x the share of the question's words said
     lexical_weight: float = 0.3
     # follow-ups (rule `followup`): user turns walked back; least cosine between a fragment and the
@@ -46,6 +49,13 @@ class Thresholds:
         values = {k: v for k, v in values.items() if v is not None}
         return replace(self, **values, sources={**self.sources, **dict.fromkeys(values, origin)})
 
+    @property
+    def fingerprint(self) -> str:
+        """A short hash of the values (not their sources): part of a reasoner's identity, so a
+        changed threshold never serves answers cached under the old one."""
+        values = sorted((f.name, getattr(self, f.name)) for f in fields(self) if f.name != "sources")
+        return hashlib.sha256(repr(values).encode()).hexdigest()[:12]
+
     def describe(self) -> dict[str, dict[str, object]]:
         """{name: {value, source}}: what `rag-rlm` and the trace report."""
         return {f.name: {"value": getattr(self, f.name), "source": self.source(f.name)}
@@ -60,6 +70,7 @@ DEFAULT_SOURCES = {
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "max_items": "a longer list is cut: the asker opens the document",
+    "hop_unless": "measured on the hotpotqa/musique tune halves (bench/eval_results.md)",
     "bridge_entities": "two hops cover hotpotqa/musique bridge questions at depth 2 (bench/eval_results.md)",
     "bridge_from": "entities from the first three hits: deeper hits are mostly distractors",
     "lexical_weight": "the rules era's sentence scorer (bench/eval_results.md, issue 8)",
