@@ -76,8 +76,9 @@ class ExtractiveReasoner:
 
     @property
     def identity(self) -> str:
-        """What the memo key records of this reasoner: a new reader never serves old answers."""
-        return f"extractive/{self.scorer.identity}/{','.join(sorted(self.rules.off))}"
+        """What the memo key records of this reasoner: a new reader, threshold or rule switch
+        never serves old answers."""
+        return f"extractive/{self.scorer.identity}/{self.thresholds.fingerprint}/{','.join(sorted(self.rules.off))}"
 
     @property
     def support(self) -> float:
@@ -97,14 +98,24 @@ class ExtractiveReasoner:
         spans = [*evidence.spans[: t.bridge_from], *(s for s in evidence.spans[t.bridge_from:] if _named_in(question, s.title))]
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
-        links = self._bridge_links(question, evidence, cands)
         read = min(allowance, read + cost)
+        if self._answered_by(question, top, cands):
+            return Plan(note="single question: the first hits answer it", tokens_in=read)
+        links = self._bridge_links(question, evidence, cands)
         if not links:
             return Plan(note="single question", tokens_in=read)
         ask = residual_question(question)
         subs = tuple(SubQuestion(question, focus=e, kind=HOP, query_text=ask) for e, _ in links)
         return Plan(subs, note="rule: bridge entities " + ", ".join(e for e, _ in links), rules=("bridge_entities",),
                     links=tuple(links), tokens_in=read)
+
+    def _answered_by(self, question: str, evidence: Evidence, cands: list[Candidate]) -> bool:
+        """Whether the reader is sure a sentence of the first hits answers the question: then
+        no hop is worth its retrievals (a bi-encoder is never that sure)."""
+        if self.scorer is self.prerank:
+            return False
+        cands = [c for c in cands if answers_alone(c.sentence)]
+        return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
         """Entities named in the best sentences of the first hits but not in the question (the
@@ -191,8 +202,10 @@ class ExtractiveReasoner:
         return scores
 
     def _choose(self, scores: np.ndarray, cands: Sequence[Candidate], figures: bool = False) -> list[int]:
-        """The best sentence, then the next ones that score at least `second_share` of it (and
-        the support level) and do not say what a chosen one says. A side of a comparison also
+        """The best sentence, then the next ones of its document that score at least
+        `second_share` of it (and the support level) and do not say what a chosen one says: a
+        sentence that supports the answer sits beside it, one elsewhere is about something else
+        (a question with two asks has two parts). A side of a comparison also
         keeps its next sentences that give a figure: the comparison picks the one that gives the
         compared measure."""
         t = self.thresholds
@@ -201,7 +214,8 @@ class ExtractiveReasoner:
         for i in order[1:]:
             if len(chosen) >= t.max_claims or scores[i] < max(t.second_share * scores[order[0]], self.support):
                 break
-            if not any(similar(cands[i].vector, cands[j].vector, t.duplicate) for j in chosen):
+            if (cands[i].span.document_id == cands[order[0]].span.document_id
+                    and not any(similar(cands[i].vector, cands[j].vector, t.duplicate) for j in chosen)):
                 chosen.append(i)
         if figures:
             chosen += [i for i in order[1:] if i not in chosen and scores[i] >= self.support
@@ -260,9 +274,10 @@ class ExtractiveReasoner:
         found, confidence = self.answerability.judge(scores)
         best = int(np.argmax(scores))
         claims = tuple(replace(c, read_as=(question, options[best][1])) for c in options[best][0])
-        if len(claims) == 1:  # a second sentence when one scores nearly as well and says something else
+        if len(claims) == 1:  # a second sentence of its document when one scores nearly as well and says more
             claims += tuple(c for k in np.argsort(-scores) for c in options[k][0][:1]
                             if k != best and len(options[k][0]) == 1 and scores[k] >= self._second(scores[best])
+                            and c.sources[0].span.document_id == claims[0].sources[0].span.document_id
                             and not same(c, claims[0]))[:self.thresholds.max_claims - 1]
         fired = ("bridge_chain",) if len(options[best][0]) == 2 else ()
         return PartDraft(question, claims if found else (), found, confidence, base.focus), fired
@@ -355,9 +370,10 @@ class ExtractiveReasoner:
             return Rewrite(question)
         from .followup import condense
 
-        rewritten = condense(question, history, self.embedder, self.thresholds).question
+        condensed = condense(question, history, self.embedder, self.thresholds)
         read = self._count(question) + sum(self._count(t.content) for t in history[-6:])
-        return Rewrite(rewritten, tokens_in=min(read, allowance), rules=("followup",) if rewritten != question else ())
+        return Rewrite(condensed.question, tokens_in=min(read, allowance), framed=condensed.reason == "ellipsis",
+                       rules=("followup",) if condensed.question != question else ())
 
     # --- helpers ----------------------------------------------------------------------------
     def _candidates(self, evidence: Evidence, allowance: int) -> tuple[list[Candidate], int]:

@@ -59,7 +59,7 @@ class LLMReasoner:
 
     @property
     def identity(self) -> str:
-        return f"llm/{self.scorer.identity if self.scorer else 'unchecked'}"
+        return f"llm/{self.scorer.identity if self.scorer else 'unchecked'}/{self.thresholds.fingerprint}"
 
     # -- the steps ---------------------------------------------------------------------------
 
