@@ -200,6 +200,7 @@ def _ignore(kind: str, data: dict) -> None:
 def _result(ctx: Context, node: Node, question: str, seconds: float) -> Result:
     numbering = Numbering()
     shown = render(node.draft, ctx.collection, numbering)
+    numbering.freeze()
     subs = [_sub_answer(child, ctx.collection, numbering) for child in node.children[1:]]  # [0]: own answer
     failed = any(sub.status != "ok" for sub in subs)
     tokens_in, tokens_out = _tokens(ctx)

@@ -31,16 +31,22 @@ class Rendered:
 
 
 class Numbering:
-    """Citation numbers in order of first use, shared by the answer and its sub-answers."""
+    """Citation numbers in order of first use, shared by the answer and its sub-answers. Once
+    the answer is numbered (`freeze`), its citations list only what the answer quotes: a
+    sub-answer's other sentences of the same passage do not show as quoted by the answer."""
 
     def __init__(self) -> None:
         self.citations: dict[str, Citation] = {}
+        self.frozen: set[str] = set()
+
+    def freeze(self) -> None:
+        self.frozen = set(self.citations)
 
     def number(self, span: Span, start: int, end: int) -> int:
         citation = self.citations.get(span.id)
         if citation is None:
             citation = self.citations[span.id] = Citation(len(self.citations) + 1, span)
-        if (start, end) not in citation.quotes and end > start:
+        if span.id not in self.frozen and (start, end) not in citation.quotes and end > start:
             citation.quotes.append((start, end))
             citation.quotes.sort()
         return citation.n
@@ -142,8 +148,8 @@ def indirect(question: str) -> str:
         words = rest.split()
         return _second_person(f"{head[0].lower()}{head[1:]} {words[0]} {aux} {' '.join(words[1:])}".strip())
     m = re.match(rf"^({_WH})\s+(\w+.*)$", q, re.IGNORECASE)
-    if m and "," not in q and not any(w in _CLAUSE or w.endswith("n't") for w in m.group(2).lower().split()):
-        return _second_person(f"{m.group(1).lower()} {m.group(2)}")  # "Who approves expenses over $500"
+    if m and "," not in q and not m.group(2).lower().startswith("about ") and not any(w in _CLAUSE or w.endswith("n't") for w in m.group(2).lower().split()):
+        return _second_person(f"{m.group(1).lower()} {m.group(2)}")  # "Who approves expenses over $500"; not "What about X"
     m = re.match(r"^(is|are|can|could|should|will|may|must)\s+(I|we|you|it|they|there)\s+(.+)$", q,
                  re.IGNORECASE)
     if m:  # "Can I carry over vacation days" -> "whether you can carry over vacation days"

@@ -131,6 +131,7 @@ def test_indirect_questions(question, clause):
     "What can a backup plan suffer from?",  # not "what a can backup plan suffer from"
     "How many weren't in Varn's expedition?",
     "When a board reached a verdict, what happened?",
+    "What about the laptop?",  # a follow-up's fragment, not "what about the laptop"
 ])
 def test_a_shape_it_cannot_turn_is_quoted(question):
     assert indirect(question) == ""
