@@ -177,9 +177,11 @@ def test_random_model_output_degrades_gracefully(tiny):
     checked = reasoner.reflect("Remote work?", grounded, Evidence(tuple(spans())), 600)
     assert checked.tokens_in + checked.tokens_out <= 600 and checked.llm_calls == 1
     assert checked.cited == grounded.cited  # an uncited rewrite never replaces a grounded draft
-    standalone = reasoner.condense("And expenses?", [Turn("user", "Can I work remotely?")])
+    rewrite = reasoner.condense("And expenses?", [Turn("user", "Can I work remotely?")], 400)
+    standalone = rewrite.question
     assert "\n" not in standalone and 3 <= len(standalone) <= 4 * len("And expenses?") + 200
     assert not any(ch in standalone for ch in "\x19\ufffd")
+    assert rewrite.tokens_in + rewrite.tokens_out <= 400 and rewrite.framed  # counted; checked like a framed rewrite
 
 
 def test_tiny_allowance_is_budget_not_an_overrun(tiny):

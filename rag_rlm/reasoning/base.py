@@ -221,6 +221,9 @@ class Rewrite:
     llm_calls: int = 0
     error: str | None = None
     rules: tuple[str, ...] = ()
+    # the follow-up's words put into the earlier question's frame ("What about the laptop?" ->
+    # "Can I work from another laptop?"): it must also read better than the two read together
+    framed: bool = True
 
 
 @dataclass(frozen=True)

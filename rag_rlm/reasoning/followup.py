@@ -311,7 +311,16 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
     rewritten = before[:a] + phrase + before[b:]
     end = a + len(phrase)
     subject = next((p.text for p in _phrases(rewritten, attach=False) if p.start <= a and end <= p.end), phrase)
-    return Condensed(rewritten, subject, "ellipsis")
+    return Condensed(_the_ask_of(rewritten, phrase), subject, "ellipsis")
+
+
+def _the_ask_of(question: str, phrase: str) -> str:
+    """Of an earlier question with several asks ("Can I work from another country, and who
+    approves expenses?"), the one the new phrase went into: a follow-up asks about one thing."""
+    from .forms import plan_by_form
+
+    asks = [s.text for s in plan_by_form(question).sub_questions if s.kind == "part"]
+    return next((a for a in asks if phrase in a), question) if len(asks) > 1 else question
 
 
 def _is_run(text: str, a: int, b: int) -> bool:
