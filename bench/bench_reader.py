@@ -1,5 +1,6 @@
 """What the reader costs and buys: ms per (question, sentence) pair in fp32 and int8, batched as
-answering batches them, against the bi-encoder's own encode of the same texts; and on the SQuAD 2.0
+answering batches them, against the bi-encoder's own encode of the same texts; how far a score
+moves with the batch it is read in (int8 quantises a batch's activations on one scale); and on the SQuAD 2.0
 dev sample (candidates = the sentences of the 2 retrieved paragraphs, as `rag_rlm.reader.evaluate`),
 the top-1 sentence and the answerability figures per half, for fp32 and int8 and for the number of
 candidates the reader re-scores (the best N by the bi-encoder).
@@ -35,6 +36,18 @@ def per_pair_ms(reader: Reader, pairs: list[tuple[str, str]], repeat: int = 3) -
         reader.probabilities(pairs)
         best = min(best, time.perf_counter() - t)
     return 1000 * best / len(pairs)
+
+
+def batch_drift(reader: Reader, pairs: list[tuple[str, str]], batch: int = 12) -> float:
+    """The largest change of a pair's score between being read in a batch of `batch` pairs and
+    being read alone: what a concurrent request beside it could do to an answer."""
+    worst = 0.0
+    for at in range(0, min(len(pairs), 96), batch):
+        chunk = pairs[at:at + batch]
+        together = reader.probabilities(chunk)
+        alone = np.array([reader.probabilities([p])[0] for p in chunk])
+        worst = max(worst, float(np.abs(np.asarray(together) - alone).max()))
+    return worst
 
 
 def encode_ms(embedder, texts: list[str], repeat: int = 3) -> float:
@@ -87,7 +100,9 @@ def main() -> None:
         reader = Reader(args.reader, int8=int8)
         ms = per_pair_ms(reader, pairs)
         name = "int8" if int8 else "fp32"
-        print(f"reader {name}: {ms:.2f} ms/pair ({ms / enc:.2f}x the bi-encoder's encode of one text)")
+        drift = batch_drift(reader, pairs)
+        print(f"reader {name}: {ms:.2f} ms/pair ({ms / enc:.2f}x the bi-encoder's encode of one text); "
+              f"a score read in a batch of 12 vs alone differs by up to {drift:.4f}")
         for n in [int(v) for v in args.n.split(",")] + [0]:
             subset = top_n(items, embedder.embed, n) if n else items
             figures = evaluate(subset, reader.probabilities)

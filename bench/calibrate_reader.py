@@ -51,7 +51,7 @@ def main() -> None:
     parser.add_argument("--write", action="store_true", help="record the threshold in the reader's card")
     args = parser.parse_args()
     picked = {}
-    for precision in ("int8", "fp32"):  # the server reads in int8, a short-lived command in fp32 (numpy)
+    for precision in ("int8", "fp32"):  # fp32 by default (and numpy); int8 with RAG_RLM_READER_INT8=true
         settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
                                      reader_int8=precision == "int8")
         picked[precision] = calibrate(settings, args.collection)
