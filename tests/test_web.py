@@ -105,6 +105,8 @@ def test_a_cited_answer_streams_in_and_a_citation_opens_the_highlighted_span(pag
     cites = answer.locator(".answer-text button.cite")
     assert cites.count() >= 1
     expect(answer.locator(".sources li").first).to_be_visible()
+    expect(answer.locator(".sources li").first).to_contain_text("vacation-policy.txt")
+    assert "/" not in answer.locator(".sources li .muted").first.inner_text()  # no server path
 
     cites.first.click()
     viewer = page.locator("#viewer")

@@ -127,7 +127,8 @@ export class AnswerView {
         h("ol", {}, this.citations.map((c) => h("li", { value: String(c.n) },
           h("button", { type: "button", class: "link", onclick: () => this.ctx.openCitation(c) },
             c.title || c.document_id),
-          h("span", { class: "muted" }, ` ${c.source || c.document_id}, chunk ${c.chunk_index}`))))));
+          // the path under the folder it was ingested from, never the server's absolute path
+          h("span", { class: "muted" }, ` ${c.document_id}, chunk ${c.chunk_index}`))))));
     }
   }
 
