@@ -17,7 +17,7 @@ from clirun import EVAL_DATA, PY, ROOT, TIMEOUT, Serve, copy_sample, env, free_p
 from rag_rlm.memory import embedded
 
 # Documented commands these tests do not run, and why (a line of any other command must run).
-NOT_RUN = {"train-reader": "trains the reader for about 45 minutes"}
+NOT_RUN = {"train-reader": "trains the reader for about 70 minutes"}
 STDIN = {"chat": "What is the deploy freeze?\n"}  # chat without a terminal: one question a line
 
 
