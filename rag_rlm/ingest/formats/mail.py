@@ -173,6 +173,8 @@ def _attach(out: Parsed, path: Path, doc_id: str, name: str, part: EmailMessage,
         out.errors.append(e)
         return
     for doc in parsed.documents:  # the file the attachment came in is its source (prune, citations)
-        meta = {**doc.metadata, "attachment_of": doc_id} if doc.id == aid else doc.metadata
-        out.documents.append(replace(doc, source=str(path), metadata=meta))
+        if doc.id == aid:  # a title made from the file name reads "agenda.pdf", not "msg.eml#agenda"
+            doc = replace(doc, title=name if doc.title == where.stem else doc.title,
+                          metadata={**doc.metadata, "attachment_of": doc_id})
+        out.documents.append(replace(doc, source=str(path)))
     out.errors += parsed.errors
