@@ -69,10 +69,12 @@ def parse_csv(path: Path, doc_id: str, data: bytes) -> Parsed:
         dialect: Any = csv.Sniffer().sniff(text[:8192], delimiters=",;\t|")
     except csv.Error:  # one column, or nothing to tell by: the standard comma
         dialect = csv.excel
+    # strict: an unclosed quote is an error, not the rest of the file swallowed into one cell
+    reader = csv.reader(io.StringIO(text), dialect, strict=True)
     try:
-        lines = rows_as_lines(csv.reader(io.StringIO(text), dialect))
+        lines = rows_as_lines(reader)
     except csv.Error as e:
-        raise ParseError(str(path), f"malformed CSV: {e}") from None
+        raise ParseError(str(path), f"malformed CSV at line {reader.line_num}: {e}") from None
     return document(path, doc_id, data, None, "\n\n".join(lines))
 
 
