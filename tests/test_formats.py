@@ -421,7 +421,7 @@ def handbook(pg_url, embedder, tmp_path_factory):
     ("What support does the Gold plan include?", "prices.csv", "24/7 phone support"),
     ("Which office closed the biggest deal of the quarter?", "deck.pptx", "Lisbon"),
     ("Where does the team go hiking on day two of the offsite?", "offsite.eml#agenda.pdf", "Peneda-Geres"),
-    ("Where is the offsite?", "offsite.eml", "Porto"),
+    ("In which city is the offsite held, and when?", "offsite.eml", "Porto on 14 November"),
     ("Which floor's printer was fixed?", "inbox.mbox#2", "floor 3"),
     ("When does the robin build its nest?", "guide.epub", "March"),
     ("Where are visitor badges issued?", "handbook.odt", "reception desk"),
