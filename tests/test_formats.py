@@ -434,14 +434,31 @@ def test_a_question_is_answered_with_a_citation_into_the_format(handbook, questi
     assert document in [c.span.document_id for c in result.citations], result.citations
 
 
-def test_reingest_skips_every_unchanged_file_and_prune_keeps_attachments(handbook):
+def test_reingest_skips_unchanged_files_and_messages_and_prune_keeps_attachments(handbook):
     assistant, root = handbook
-    summary = ingest_paths([root], collection="formats", store=assistant.store, embedder=assistant.embedder,
-                           settings=assistant.settings, progress=False, prune=True)
+    totals: set[int | None] = set()
+
+    def again():
+        return ingest_paths([root], collection="formats", store=assistant.store, embedder=assistant.embedder,
+                            settings=assistant.settings, progress=lambda done, total, chunks: totals.add(total),
+                            prune=True)
+
+    summary = again()
     assert (summary.documents_new, summary.documents_updated, summary.failed) == (0, 0, [])
-    assert summary.documents_pruned == 0
+    assert summary.documents_pruned == 0 and summary.documents_unchanged == 10  # 7 files, 3 mailbox documents
+    assert totals == {None}  # mail files hold an unknown number of documents: no false "12 of 8"
     stored = {d.id for d in assistant.documents("formats")}
     assert {"offsite.eml#agenda.pdf", "offsite.eml#budget.txt", "inbox.mbox#2#toner.txt"} <= stored
+    box = mailbox.mbox(root / "inbox.mbox")  # a new message: only it is new, the others are unchanged
+    note = email.message.EmailMessage()
+    note["Subject"], note["From"] = "Keys", "facilities@example.com"
+    note.set_content("Spare keys are kept at the security desk.")
+    box.add(note)
+    box.flush()
+    box.close()
+    summary = again()
+    assert (summary.documents_new, summary.documents_updated, summary.documents_pruned) == (1, 0, 0)
+    assert "inbox.mbox#3" in {d.id for d in assistant.documents("formats")}
 
 
 def test_corrupt_and_bomb_files_fail_alone_and_their_stored_versions_survive(pg_url, embedder, tmp_path):

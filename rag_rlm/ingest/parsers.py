@@ -28,7 +28,7 @@ from .formats.rst import parse_rst
 from .formats.sheets import parse_csv, parse_xlsx
 from .formats.slides import parse_pptx
 
-__all__ = ["PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip", "decode_text",
+__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip", "decode_text",
            "parse_file", "sha256"]
 
 
@@ -60,6 +60,7 @@ def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes:
 ZIP_FORMATS = (".docx", ".xlsx", ".pptx", ".odt", ".epub")
 # formats whose attachments are parsed as files of their own: they pass the size cap on to them
 CONTAINER_FORMATS = (".eml", ".mbox")
+MULTI_DOCUMENT_FORMATS = (".jsonl", *CONTAINER_FORMATS)  # one file, possibly many documents
 MAX_ZIP_ENTRIES = 10_000
 MAX_ZIP_RATIO = 100  # real documents compress ~3-20:1; a large entry far above that is a bomb
 RATIO_CHECKED_BYTES = 256_000  # small entries may compress very well (repetitive XML)

@@ -29,9 +29,9 @@ def parse_rst(path: Path, doc_id: str, data: bytes) -> Parsed:
     source = decode_text(path, data)
     try:
         tree = publish_doctree(source, source_path=str(path), settings_overrides=_SETTINGS)
-    except Exception as e:  # docutils is lenient; what still raises is a file it cannot read
+        blocks = list(_blocks(tree, 0))
+    except Exception as e:  # docutils is lenient; what still raises (nesting too deep) is unreadable
         raise ParseError(str(path), f"malformed reStructuredText: {type(e).__name__}: {e}") from None
-    blocks = list(_blocks(tree, 0))
     title = next((b.lstrip("# ") for b in blocks if b.startswith("#")), None)
     return document(path, doc_id, data, title, "\n\n".join(blocks))
 
