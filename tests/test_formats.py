@@ -270,6 +270,25 @@ def test_eml_with_only_an_html_body_reads_it_through_the_html_parser(tmp_path):
     assert doc.text == "# Canteen\n\nFrom: canteen@example.com\n\n# Café\n\nLunch is served from noon."
 
 
+def test_a_forwarded_message_is_parsed_as_an_eml_with_its_own_attachments(tmp_path):
+    inner = email.message.EmailMessage()
+    inner["Subject"], inner["From"] = "Parking", "facilities@example.com"
+    inner.set_content("Level -2 is reserved for visitors.")
+    inner.add_attachment("Map\n\nThe entrance is on Rua Augusta.\n", filename="map.txt")
+    outer = email.message.EmailMessage()
+    outer["Subject"] = "Fwd: Parking"  # no From, To or Date: the heading and the body alone
+    outer.set_content("See below.")
+    outer.add_attachment(inner)
+    found = docs(write(tmp_path / "fwd.eml", outer.as_bytes()))
+    assert list(found) == ["fwd.eml", "fwd.eml#attachment-1.eml", "fwd.eml#attachment-1.eml#map.txt"]
+    assert found["fwd.eml"].text == "# Fwd: Parking\n\nAttachments: attachment-1.eml\n\nSee below."
+    forwarded = found["fwd.eml#attachment-1.eml"]
+    assert forwarded.title == "Parking" and forwarded.text.endswith("Level -2 is reserved for visitors.")
+    assert forwarded.metadata["attachment_of"] == "fwd.eml"
+    assert found["fwd.eml#attachment-1.eml#map.txt"].metadata == {"attachment_of": "fwd.eml#attachment-1.eml"}
+    assert {d.source for d in found.values()} == {str(tmp_path / "fwd.eml")}
+
+
 def test_mbox_gives_one_document_per_message_and_its_attachments_link_to_the_message(tmp_path):
     found = docs(make_mbox(tmp_path / "inbox.mbox"))
     assert list(found) == ["inbox.mbox#1", "inbox.mbox#2", "inbox.mbox#2#toner.txt"]

@@ -28,8 +28,8 @@ from .formats.rst import parse_rst
 from .formats.sheets import parse_csv, parse_xlsx
 from .formats.slides import parse_pptx
 
-__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip", "decode_text",
-           "parse_file", "sha256"]
+__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip",
+           "decode_text", "parse_file", "sha256"]
 
 
 def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes: int | None = None) -> Parsed:

@@ -60,30 +60,33 @@ def _mbox_messages(path: Path, data: bytes) -> list[bytes]:
 
 
 def _message(path: Path, doc_id: str, raw: bytes, max_bytes: int | None, depth: int) -> Parsed:
+    headers, text, attachments = _read(path, doc_id, raw)
+    names = _unique([name for name, _ in attachments])
+    subject = headers.get("Subject") or "(no subject)"
+    head = [f"{k}: {v}" for k, v in headers.items() if k in _HEADERS]
+    head += [f"Attachments: {', '.join(names)}"] if names else []
+    out = document(path, doc_id, raw, subject, "\n\n".join(b for b in (f"# {subject}", "; ".join(head), text) if b))
+    meta = {k.lower().replace("-", "_"): v for k, v in headers.items() if k != "Subject"}
+    out.documents[0] = replace(out.documents[0], metadata={**meta, "attachments": names})
+    for name, (_, part) in zip(names, attachments, strict=True):
+        _attach(out, path, doc_id, name, part, max_bytes, depth)
+    return out
+
+
+def _read(path: Path, doc_id: str, raw: bytes) -> tuple[dict[str, str], str, list[tuple[str, EmailMessage]]]:
+    """The message's headers, body text and attached parts."""
     try:
         msg = email.message_from_bytes(raw, policy=policy.default)
-        headers = {name: one_line(str(msg[name])) for name in (*_HEADERS, "Subject", "Message-ID") if msg[name]}
+        headers = {name: one_line(str(msg[name]).replace("\x00", ""))
+                   for name in (*_HEADERS, "Subject", "Message-ID") if msg[name]}
         if not headers:  # the email parser takes any bytes; without one header this is no message
             raise ParseError(str(path), "not an e-mail message: no From, To, Subject or Date header")
         body = msg.get_body(preferencelist=("plain", "html"))
-        attachments = list(_attachments(msg, body))
-        text = _body_text(path, doc_id, body) if body is not None else ""
+        return headers, _body_text(path, doc_id, body) if body is not None else "", list(_attachments(msg, body))
     except ParseError:
         raise
     except Exception as e:  # the email package is lenient; what still raises means a broken message
         raise ParseError(str(path), f"corrupt e-mail: {type(e).__name__}: {e}") from None
-    names = _unique([name for name, _ in attachments])
-    subject = headers.get("Subject") or "(no subject)"
-    head = "; ".join(f"{k}: {v}" for k, v in headers.items() if k in _HEADERS)
-    if names:
-        head += f"; Attachments: {', '.join(names)}"
-    out = document(path, doc_id, raw, subject, "\n\n".join(b for b in (f"# {subject}", head, text) if b))
-    message = out.documents[0]
-    meta = {k.lower().replace("-", "_"): v for k, v in headers.items() if k != "Subject"}
-    out.documents[0] = replace(message, metadata={**meta, "attachments": names})
-    for name, (_, part) in zip(names, attachments, strict=True):
-        _attach(out, path, doc_id, name, part, max_bytes, depth)
-    return out
 
 
 def _body_text(path: Path, doc_id: str, body: EmailMessage) -> str:
