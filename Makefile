@@ -45,6 +45,7 @@ bench: install
 	$(BIN)/python bench/bench_batching.py
 	$(BIN)/python bench/bench_server.py
 	$(BIN)/python bench/bench_cli.py
+	$(BIN)/python bench/bench_formats.py
 
 clean:
 	rm -rf $(VENV) .rag_rlm .pytest_cache

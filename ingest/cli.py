@@ -25,7 +25,8 @@ from rag_rlm.ingest.pipeline import IngestSummary, ingest_paths
 def build_parser() -> argparse.ArgumentParser:
     p = argparse.ArgumentParser(
         prog="ingest",
-        description="Load txt, md, html, pdf, docx and JSONL files into a collection of vector memory. "
+        description="Load files (txt, md, rst, html, pdf, docx, odt, xlsx, csv, pptx, epub, eml, mbox, JSONL) "
+                    "into a collection of vector memory. "
                     "Re-running is safe: unchanged files are skipped, changed files replace their chunks.",
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="files or folders (searched recursively)")

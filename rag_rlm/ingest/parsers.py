@@ -3,43 +3,33 @@
 Every format is reduced to the same plain-text shape so the chunker needs one rule: blocks
 separated by blank lines, and headings written as Markdown headings (`# Title`, `## Part`).
 Markdown itself is kept as written (see `parse_markdown`), other formats are converted to it.
+Text, HTML, PDF, DOCX and JSONL are read here; spreadsheets, slides, mail, books, ODT and
+reStructuredText in `formats/`, one module per family. `parse_file` and `PARSERS` are the entry
+points for all of them.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
 import json
 import re
 import warnings
-from collections.abc import Callable
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from rag_rlm.errors import RagRlmError
 from rag_rlm.types import Document
 
+from .formats.base import Parsed, ParseError, Parser, decode_text, sha256
+from .formats.base import document as _document
+from .formats.books import parse_epub
+from .formats.mail import parse_eml, parse_mbox
+from .formats.office import parse_odt
+from .formats.rst import parse_rst
+from .formats.sheets import parse_csv, parse_xlsx
+from .formats.slides import parse_pptx
 
-class ParseError(RagRlmError):
-    """A file (or one JSONL line) that cannot be turned into text; `reason` says why."""
-
-    def __init__(self, path: str, reason: str):
-        super().__init__(f"{path}: {reason}")
-        self.path = path
-        self.reason = reason
-
-
-@dataclass
-class Parsed:
-    """What came out of one file: documents, and for JSONL the lines that failed on their own."""
-
-    documents: list[Document]
-    errors: list[ParseError] = field(default_factory=list)
-
-
-def sha256(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip",
+           "decode_text", "parse_file", "sha256"]
 
 
 def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes: int | None = None) -> Parsed:
@@ -60,12 +50,17 @@ def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes:
         raise ParseError(str(path), "empty: no text")
     if path.suffix.lower() in ZIP_FORMATS:
         check_zip(path, data, max_bytes)
+    if path.suffix.lower() in CONTAINER_FORMATS:
+        return parser(path, doc_id, data, max_bytes=max_bytes)  # type: ignore[call-arg]
     return parser(path, doc_id, data)
 
 
 # --- zip-based formats: refuse bombs before inflating -------------------------------------
 
-ZIP_FORMATS = (".docx",)
+ZIP_FORMATS = (".docx", ".xlsx", ".pptx", ".odt", ".epub")
+# formats whose attachments are parsed as files of their own: they pass the size cap on to them
+CONTAINER_FORMATS = (".eml", ".mbox")
+MULTI_DOCUMENT_FORMATS = (".jsonl", *CONTAINER_FORMATS)  # one file, possibly many documents
 MAX_ZIP_ENTRIES = 10_000
 MAX_ZIP_RATIO = 100  # real documents compress ~3-20:1; a large entry far above that is a bomb
 RATIO_CHECKED_BYTES = 256_000  # small entries may compress very well (repetitive XML)
@@ -97,24 +92,6 @@ def check_zip(path: Path, data: bytes, max_bytes: int | None) -> None:
 
 
 # --- text formats ------------------------------------------------------------------------
-
-def decode_text(path: Path, data: bytes) -> str:
-    """UTF-8 (a BOM is dropped), newlines normalised; binary files are refused, not guessed at."""
-    if b"\x00" in data:
-        raise ParseError(str(path), "binary file (NUL bytes)")
-    try:
-        text = data.decode("utf-8-sig")
-    except UnicodeDecodeError as e:
-        raise ParseError(str(path), f"not valid UTF-8 (byte {e.start})") from None
-    return text.replace("\r\n", "\n").replace("\r", "\n")
-
-
-def _document(path: Path, doc_id: str, data: bytes, title: str | None, text: str) -> Parsed:
-    if not text.strip():
-        raise ParseError(str(path), "empty: no text")
-    return Parsed([Document(id=doc_id, title=(title or path.stem).strip(), source=str(path),
-                            text=text, content_hash=sha256(data))])
-
 
 def parse_text(path: Path, doc_id: str, data: bytes) -> Parsed:
     text = decode_text(path, data)
@@ -355,8 +332,6 @@ def _has_nul(value: Any) -> bool:
     return isinstance(value, list) and any(_has_nul(v) for v in value)
 
 
-Parser = Callable[[Path, str, bytes], Parsed]
-
 PARSERS: dict[str, Parser] = {
     ".txt": parse_text,
     ".text": parse_text,
@@ -367,4 +342,12 @@ PARSERS: dict[str, Parser] = {
     ".pdf": parse_pdf,
     ".docx": parse_docx,
     ".jsonl": parse_jsonl,
+    ".csv": parse_csv,
+    ".xlsx": parse_xlsx,
+    ".pptx": parse_pptx,
+    ".odt": parse_odt,
+    ".epub": parse_epub,
+    ".eml": parse_eml,
+    ".mbox": parse_mbox,
+    ".rst": parse_rst,
 }

@@ -40,7 +40,7 @@ from rag_rlm.memory.base import DocumentPart, Store
 from rag_rlm.types import Document, DocumentRecord
 
 from .discover import SourceFile, discover
-from .parsers import PARSERS, ParseError, parse_file, sha256
+from .parsers import MULTI_DOCUMENT_FORMATS, PARSERS, ParseError, parse_file, sha256
 from .parts import Part, ahead, batches, document_parts, submit
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
@@ -101,7 +101,8 @@ def ingest_paths(
     paths = list(paths)  # read twice: discovery, then the roots that --prune may touch
     sources = discover(paths, glob=glob, suffixes=PARSERS, exclude=[settings.data_dir])
     known = _known(store, collection)
-    total = None if any(s.path.suffix.lower() == ".jsonl" for s in sources) else len(sources)
+    # a file of several documents (JSONL, mail) makes the count of documents unknown until parsed
+    total = None if any(s.path.suffix.lower() in MULTI_DOCUMENT_FORMATS for s in sources) else len(sources)
     seen: set[str] = set()
     parsed_ok: set[str] = set()
     items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, relative_sources)
