@@ -130,6 +130,9 @@ class Terminal:
         self.pending = ""
 
     def type(self, keys: str) -> None:
+        # a person types after the prompt is drawn; readline puts the terminal in its own mode just
+        # after drawing it, and keys written in that instant (a Ctrl-C above all) were seen to be lost
+        time.sleep(0.3)
         os.write(self.master, keys.encode())
 
     def expect(self, text: str | re.Pattern[str], timeout: float = TIMEOUT) -> str:
