@@ -96,11 +96,11 @@ class ExtractiveReasoner:
         # bridge is what that document says about it ("the country where <a named town> is")
         t = self.thresholds
         spans = [*evidence.spans[: t.bridge_from], *(s for s in evidence.spans[t.bridge_from:] if _named_in(question, s.title))]
+        if self._answered_by(question, evidence, allowance - read):  # its scores are remembered for answering
+            return Plan(note="single question: the first hits answer it", tokens_in=read)
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
         read = min(allowance, read + cost)
-        if self._answered_by(question, top, cands):
-            return Plan(note="single question: the first hits answer it", tokens_in=read)
         links = self._bridge_links(question, evidence, cands)
         if not links:
             return Plan(note="single question", tokens_in=read)
@@ -109,13 +109,24 @@ class ExtractiveReasoner:
         return Plan(subs, note="rule: bridge entities " + ", ".join(e for e, _ in links), rules=("bridge_entities",),
                     links=tuple(links), tokens_in=read)
 
-    def _answered_by(self, question: str, evidence: Evidence, cands: list[Candidate]) -> bool:
-        """Whether the reader is sure a sentence of the first hits answers the question: then
-        no hop is worth its retrievals (a bi-encoder is never that sure)."""
+    def _answered_by(self, question: str, evidence: Evidence, allowance: int) -> bool:
+        """Whether the reader is sure a sentence of the evidence answers the question: then no
+        hop is worth its retrievals (a bi-encoder is never that sure). It reads the candidates
+        the answer step reads, so the answer step finds their scores remembered."""
         if self.scorer is self.prerank:
             return False
-        cands = [c for c in cands if answers_alone(c.sentence)]
+        cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
+        cands, _ = self._answerable(cands)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
+
+    def _answerable(self, cands: list[Candidate]) -> tuple[list[Candidate], tuple[str, ...]]:
+        """The candidates that can be said: a list's lead-in with its items, no fragment."""
+        fired: tuple[str, ...] = ()
+        if "list_lead_in" in self.rules:
+            listed = with_lists(cands)
+            fired = ("list_lead_in",) if len(listed) < len(cands) else ()
+            cands = listed
+        return [c for c in cands if answers_alone(c.sentence)], fired
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
         """Entities named in the best sentences of the first hits but not in the question (the
@@ -164,12 +175,7 @@ class ExtractiveReasoner:
         """The sentence the scorer reads as the answer, one more when it scores nearly as well
         and says something else, and whether the best one answers at all. A hop's sentences are
         only preranked: merge reads them in a chain with the sentence that named the hop."""
-        fired: tuple[str, ...] = ()
-        if "list_lead_in" in self.rules:
-            listed = with_lists(cands)
-            fired = ("list_lead_in",) if len(listed) < len(cands) else ()
-            cands = listed
-        cands = [c for c in cands if answers_alone(c.sentence)]
+        cands, fired = self._answerable(cands)
         if sub.kind == SIDE and "side_own_page" in self.rules:
             own = [c for c in cands if _about(sub.focus, c.span.title)]
             if own:  # a side is about its thing: what its own page says of it, not a mention elsewhere
