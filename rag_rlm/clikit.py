@@ -44,6 +44,17 @@ _QUIET_ENV = {"HF_HUB_DISABLE_PROGRESS_BARS": "1", "TRANSFORMERS_VERBOSITY": "er
 _QUIET_LOGGERS = ("pgserver",)
 
 
+def positive_int(value: str) -> int:
+    """An argparse type: a whole number above 0, or a usage error that names the value."""
+    try:
+        n = int(value)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
+    if n <= 0:
+        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
+    return n
+
+
 def add_output_options(parser: argparse.ArgumentParser) -> None:
     """`-q/--quiet` and `-v/--verbose` (given both, --verbose wins); an option the parser
     already has (a command's own `--quiet`) is kept as it is."""

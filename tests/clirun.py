@@ -21,6 +21,7 @@ import subprocess
 import sys
 import termios
 import time
+from collections.abc import Iterator
 from pathlib import Path
 
 import httpx
@@ -54,6 +55,19 @@ def copy_sample(folder: Path, name: str = "handbook") -> Path:
     target = folder / name
     shutil.copytree(SAMPLE, target)
     return target
+
+
+def ingested_sample(folder: Path) -> Iterator[Path]:
+    """A module fixture's body: `folder` with the sample ingested as collection "handbook" into
+    its own embedded store, which is stopped afterwards (a failed test must not leave it behind)."""
+    from rag_rlm.memory import embedded
+
+    copy_sample(folder)
+    done = run_ingest("handbook", "--collection", "handbook", cwd=folder)
+    assert done.returncode == 0, done.stderr
+    yield folder
+    if embedded.status(folder / ".rag_rlm" / "pgdata").running:
+        embedded.stop(folder / ".rag_rlm" / "pgdata", force=True)
 
 
 def free_port() -> int:

@@ -5,22 +5,14 @@ plainly, readline's line editing and history (across sessions too), Ctrl-C and C
 from __future__ import annotations
 
 import pytest
-from clirun import Terminal, copy_sample, run, run_ingest
-
-from rag_rlm.memory import embedded
+from clirun import Terminal, ingested_sample, run
 
 UP, BACKSPACE, CTRL_C, CTRL_D = "\x1b[A", "\x7f", "\x03", "\x04"
 
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("chat")
-    copy_sample(folder)
-    done = run_ingest("handbook", "--collection", "handbook", cwd=folder)
-    assert done.returncode == 0, done.stderr
-    yield folder
-    if embedded.status(folder / ".rag_rlm" / "pgdata").running:  # a failed test must not leave it behind
-        embedded.stop(folder / ".rag_rlm" / "pgdata", force=True)
+    yield from ingested_sample(tmp_path_factory.mktemp("chat"))
 
 
 def test_a_conversation(folder):

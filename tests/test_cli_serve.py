@@ -12,7 +12,7 @@ import subprocess
 import time
 
 import pytest
-from clirun import PY, Serve, copy_sample, env, imported_modules, run, run_ingest
+from clirun import PY, Serve, env, imported_modules, ingested_sample, run, run_ingest
 
 from rag_rlm.memory import embedded
 
@@ -21,13 +21,7 @@ QUESTION = "How many vacation days do new hires get?"
 
 @pytest.fixture(scope="module")
 def folder(tmp_path_factory):
-    folder = tmp_path_factory.mktemp("served")
-    copy_sample(folder)
-    done = run_ingest("handbook", "--collection", "handbook", cwd=folder)
-    assert done.returncode == 0, done.stderr
-    yield folder
-    if embedded.status(folder / ".rag_rlm" / "pgdata").running:  # a failed test must not leave it behind
-        embedded.stop(folder / ".rag_rlm" / "pgdata", force=True)
+    yield from ingested_sample(tmp_path_factory.mktemp("served"))
 
 
 def _record(folder) -> dict:

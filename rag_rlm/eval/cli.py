@@ -13,6 +13,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..clikit import positive_int
 from ..config import Settings, validate_collection_name
 from ..embed import Embedder
 from ..memory import Store
@@ -31,7 +32,7 @@ def register(subparsers: Any) -> None:
     p.add_argument("--corpus", help="JSONL of id, title, text: ingested into the collection first (idempotent)")
     p.add_argument("--mode", choices=("flat", "recursive", "both"), default="both")
     p.add_argument("--k", type=_ks, default=(2, 5, 10), help="comma-separated k values (default 2,5,10)")
-    p.add_argument("--limit", type=_positive, help="only the first N questions")
+    p.add_argument("--limit", type=positive_int, help="only the first N questions")
     p.add_argument("--out", default="eval_out",
                    help="folder for report.json, summary.md, plot.png [, answerability.png]")
     p.add_argument("--title", help="title of the summary and plot (default: the questions file's folder)")
@@ -123,12 +124,3 @@ def _ks(value: str) -> tuple[int, ...]:
         raise argparse.ArgumentTypeError(f"every k must be > 0, got {value!r}")
     return ks
 
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {value}")
-    return n

@@ -12,6 +12,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from ..clikit import positive_int
 from ..config import Settings
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
@@ -25,9 +26,9 @@ def register(subparsers: Any) -> None:
                                  "(default: squad2 beside the data folder, when there)")
     p.add_argument("--out", default="models/reader", help="the reader folder to write (default: %(default)s)")
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--layers", type=_positive, default=4, help="encoder layers kept of the bundled MiniLM (1-6)")
-    p.add_argument("--limit", type=_positive, help="at most this many training pairs (a quick run)")
-    p.add_argument("--squad1", type=_positive, help="SQuAD v1 questions sampled (default 20000)")
+    p.add_argument("--layers", type=positive_int, default=4, help="encoder layers kept of the bundled MiniLM (1-6)")
+    p.add_argument("--limit", type=positive_int, help="at most this many training pairs (a quick run)")
+    p.add_argument("--squad1", type=positive_int, help="SQuAD v1 questions sampled (default 20000)")
     p.add_argument("--chained", type=float, default=0.0,
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
@@ -96,12 +97,3 @@ class _Bar:
 def _bar(quiet: bool) -> _Bar:
     return _Bar(quiet)
 
-
-def _positive(value: str) -> int:
-    try:
-        n = int(value)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {value!r}") from None
-    if n <= 0:
-        raise argparse.ArgumentTypeError(f"must be > 0, got {n}")
-    return n
