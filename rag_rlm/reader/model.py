@@ -27,12 +27,13 @@ from pathlib import Path
 
 import numpy as np
 
+from ..coalesce import Coalescer
 from ..errors import ModelNotFound
 
 CARD = "reader.json"
 WEIGHTS = "model.safetensors"
 MAX_TOKENS = 96  # question and candidate together; the training length
-BATCH = 64
+BATCH = 16  # pairs a forward pass reads, of similar length
 MEMORY = 20_000  # remembered pair scores (~100 bytes each)
 
 
@@ -69,14 +70,6 @@ def read_card(folder: Path) -> Card:
         raise ModelNotFound(str(folder), f"{CARD} is unreadable: {e}") from None
 
 
-class _Pending:
-    def __init__(self, pairs: list[tuple[str, str]]):
-        self.pairs = pairs
-        self.scores = np.zeros(0, dtype=np.float32)
-        self.error: Exception | None = None
-        self.done = threading.Event()
-
-
 BACKENDS = ("torch", "numpy")
 
 
@@ -106,9 +99,7 @@ class Reader:
             self.card.raw.get("found_threshold_fp32", self.card.found_threshold))
         self.max_tokens = self.card.max_tokens
         self._network = _NumpyNetwork(folder, self.max_tokens) if backend == "numpy" else _TorchNetwork(folder, self.int8, self.max_tokens)
-        self._forward = threading.Lock()
-        self._queue_lock = threading.Lock()
-        self._queue: list[_Pending] = []
+        self._batched = Coalescer(self.probabilities)
         self._memory: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._memory_lock = threading.Lock()
 
@@ -132,37 +123,11 @@ class Reader:
                     self._memory.popitem(last=False)
         return np.array([known[p] for p in pairs], dtype=np.float32)
 
-    def _batched(self, pairs: list[tuple[str, str]]) -> np.ndarray:
-        mine = _Pending(pairs)
-        with self._queue_lock:
-            self._queue.append(mine)
-        while not mine.done.is_set():
-            with self._forward:
-                with self._queue_lock:
-                    batch, self._queue = self._queue, []
-                if batch:
-                    self._run(batch)
-        if mine.error is not None:
-            raise mine.error
-        return mine.scores
-
-    def _run(self, batch: list[_Pending]) -> None:
-        try:
-            scores = self.probabilities([p for pending in batch for p in pending.pairs])
-        except Exception as e:  # every waiting caller gets the error, not a hang
-            for pending in batch:
-                pending.error = e
-                pending.done.set()
-            return
-        row = 0
-        for pending in batch:
-            pending.scores = scores[row:row + len(pending.pairs)]
-            row += len(pending.pairs)
-            pending.done.set()
-
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """One forward pass per BATCH pairs, shortest first (less padding); no memory, no queue."""
-        order = sorted(range(len(pairs)), key=lambda i: len(pairs[i][0]) + len(pairs[i][1]))
+        """One forward pass per BATCH pairs of similar length, shortest first (a batch is padded
+        to its longest pair: 9.5 -> 5.3 ms a pair against mixed batches of 64; fp32 scores do not
+        depend on the batch); no memory, no queue."""
+        order = np.argsort(self._network.lengths(pairs), kind="stable")
         out = np.zeros(len(pairs), dtype=np.float32)
         for lo in range(0, len(order), BATCH):
             idx = order[lo:lo + BATCH]
@@ -170,28 +135,16 @@ class Reader:
         return out
 
 
-BUCKET = 16  # pairs read at once, sorted by length
-
-
 class _TorchNetwork:
     def __init__(self, folder: Path, int8: bool, max_tokens: int):
         self.model, self.tokenizer = _load(folder, int8)
         self.max_tokens = max_tokens
 
-    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
-        """Read in buckets of similar length: a batch is padded to its longest pair, so mixed
-        lengths waste most of the work (bench_reader.py: 9.5 -> 5.3 ms a pair in batches of 64;
-        fp32 scores do not depend on the batch, so the order changes nothing)."""
-        lengths = [len(ids) for ids in self.tokenizer([q for q, _ in pairs], [t for _, t in pairs],
-                                                      truncation="longest_first", max_length=self.max_tokens)["input_ids"]]
-        order = np.argsort(lengths, kind="stable")
-        out = np.empty(len(pairs), dtype=np.float32)
-        for at in range(0, len(pairs), BUCKET):
-            rows = order[at:at + BUCKET]
-            out[rows] = self._batch([pairs[i] for i in rows])
-        return out
+    def lengths(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
+        return [len(ids) for ids in self.tokenizer([q for q, _ in pairs], [t for _, t in pairs],
+                                                   truncation="longest_first", max_length=self.max_tokens)["input_ids"]]
 
-    def _batch(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
+    def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         import torch
 
         with torch.inference_mode():
@@ -220,6 +173,9 @@ class _NumpyNetwork:
         self.bias = float(head["bias"].astype(np.float32)[0])
         self.tokenizer.no_padding()
         self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+
+    def lengths(self, pairs: Sequence[tuple[str, str]]) -> list[int]:
+        return [len(e.ids) for e in self.tokenizer.encode_batch(list(pairs))]
 
     def probabilities(self, pairs: Sequence[tuple[str, str]]) -> np.ndarray:
         encoded = self.tokenizer.encode_batch(list(pairs))
