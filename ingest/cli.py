@@ -8,11 +8,8 @@ from __future__ import annotations
 
 import argparse
 import json
-import signal
 import sys
-import threading
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Sequence
 from pathlib import Path
 
 from rag_rlm import clikit
@@ -86,36 +83,13 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
     store = open_store(settings.store, timeout=settings.store_timeout)
     try:
         embedder = load_embedder(settings.embed_model, settings.embed_device, settings.batch_size)
-        with _stop_on_signals() as stop:
+        with clikit.stop_on_signals("ingest") as stop:
             return ingest_paths(
                 args.paths, collection=settings.collection, store=store, embedder=embedder,
                 settings=settings, glob=args.glob, prune=args.prune, progress=clikit.show_progress(args), stop=stop,
             )
     finally:
         store.close()
-
-
-@contextmanager
-def _stop_on_signals() -> Iterator[threading.Event]:
-    """The first Ctrl-C (or SIGTERM) asks the pipeline to stop after the document it is
-    writing; a second Ctrl-C interrupts at once (the store's per-document writes are atomic)."""
-    stop = threading.Event()
-    if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
-        yield stop
-        return
-
-    def handler(signum: int, frame: object) -> None:
-        if stop.is_set():
-            raise KeyboardInterrupt
-        stop.set()
-        print("\ningest: stopping after the current document (Ctrl-C again to abort)", file=sys.stderr)
-
-    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
-    try:
-        yield stop
-    finally:
-        for s, h in previous.items():
-            signal.signal(s, h)
 
 
 def format_summary(s: IngestSummary) -> str:

@@ -27,7 +27,9 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import signal
 import sys
+import threading
 import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -129,3 +131,26 @@ def _restore(saved: dict[str, str | None]) -> None:
             os.environ.pop(name, None)
         else:
             os.environ[name] = value
+
+
+@contextmanager
+def stop_on_signals(prog: str) -> Iterator[threading.Event]:
+    """The first Ctrl-C (or SIGTERM) sets the event: long work (ingest, a sync) stops after the
+    document it is writing; a second Ctrl-C interrupts at once (per-document writes are atomic)."""
+    stop = threading.Event()
+    if threading.current_thread() is not threading.main_thread():  # signals go to the main thread only
+        yield stop
+        return
+
+    def handler(signum: int, frame: object) -> None:
+        if stop.is_set():
+            raise KeyboardInterrupt
+        stop.set()
+        print(f"\n{prog}: stopping after the current document (Ctrl-C again to abort)", file=sys.stderr)
+
+    previous = {s: signal.signal(s, handler) for s in (signal.SIGINT, signal.SIGTERM)}
+    try:
+        yield stop
+    finally:
+        for s, h in previous.items():
+            signal.signal(s, h)
