@@ -61,6 +61,10 @@ class Assistant:
             state = open_state(s.store, s.data_dir, timeout=s.store_timeout)
         self.state = state
         self.memo = MemoCache(s.memo_size, shared=state)
+        from .sources.service import Sources
+
+        # the collection's folders, repositories and sites; syncs write with this embedder
+        self.sources = Sources(self.store, state, s, lambda: self.embedder)
 
     def ask(
         self,

@@ -93,6 +93,15 @@ class Settings:
     upload_workers: int = 1
     max_queued_jobs: int = 8
     log_level: str = "info"
+    # sources (folders, Git repositories, web sites a collection follows): what a caller of the
+    # HTTP API may add (the CLI and this file may add any): folders under source_roots, web and
+    # Git hosts in source_hosts; both empty by default, so the API cannot make the server read
+    # arbitrary paths or fetch arbitrary addresses
+    source_roots: tuple[str, ...] = ()
+    source_hosts: tuple[str, ...] = ()
+    source_watch: bool = True  # folder sources are watched while the server runs
+    # a watched folder is also compared in full this often (seconds), in case an event was missed
+    source_rescan_seconds: float = 3600.0
 
     def __post_init__(self) -> None:
         _validate(self)
@@ -166,6 +175,8 @@ def _parse(name: str, raw: str, kind: str) -> Any:
         if low in ("0", "false", "no", "off", ""):
             return False
         raise ConfigError(_env(name), f"expected true/false, got {raw!r}")
+    if kind.startswith("tuple"):  # "a,b,c"
+        return tuple(p.strip() for p in raw.split(",") if p.strip())
     if kind.startswith("dict"):
         # "key1=tenant1,key2=tenant2"
         out = {}
@@ -196,6 +207,10 @@ def _coerce(name: str, value: Any, kind: str) -> Any:
             if not isinstance(value, str):
                 raise ValueError
             return value
+        if kind.startswith("tuple"):
+            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
+                raise ValueError
+            return tuple(value)
         if kind.startswith("dict"):
             if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()
@@ -242,7 +257,7 @@ def _validate(s: Settings) -> None:
         raise ConfigError("found_threshold", f"must be at most 1.5 (a negative value means the reader's own), got {s.found_threshold}")
     if s.llm_retries < 0:
         raise ConfigError("llm_retries", f"must be >= 0, got {s.llm_retries}")
-    for name in ("llm_timeout", "request_timeout", "store_timeout"):
+    for name in ("llm_timeout", "request_timeout", "store_timeout", "source_rescan_seconds"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
     if s.sentence_vectors not in SENTENCE_VECTORS:

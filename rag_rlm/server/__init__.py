@@ -8,6 +8,10 @@
     GET    /v1/collections/{name}/documents         documents of a collection
     GET    /v1/collections/{name}/documents/{id}    a document's text (citation offsets index into it)
     DELETE /v1/collections/{name}/documents/{id}    delete a document (id may contain '/')
+    GET    /v1/collections/{name}/sources           its folders, Git repositories, web sites (sources.py)
+    POST   /v1/collections/{name}/sources           add one (201, a first sync queued)
+    GET    /v1/collections/{name}/sources/{source}  one, with its last sync; DELETE removes it
+    POST   /v1/collections/{name}/sources/{source}/sync   queue a sync (202 + job)
     GET    /v1/jobs                                 the caller's upload jobs, newest first (?limit=, <= 200)
     GET    /v1/jobs/{id}                            an upload job's state and progress
     DELETE /v1/jobs/{id}                            cancel an upload job (queued: at once; running: after

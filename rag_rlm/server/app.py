@@ -16,7 +16,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from .. import __version__
 from ..config import ENV_PREFIX, Settings
-from . import ask, chat, documents, ops, web
+from . import ask, chat, documents, ops, sources, web
 from .context import ServerContext, provide_caller, provide_context
 from .errors import EXCEPTION_HANDLERS
 from .observe import before_send, configure_logging, timing_middleware
@@ -47,7 +47,9 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
                  request_max_body_size=settings.max_body_bytes,
                  route_handlers=[ask.ask, chat.chat_completions, chat.models, documents.list_collections,
                                  documents.get_document, documents.delete_document, documents.list_jobs,
-                                 documents.get_job, documents.cancel_job, ops.get_trace])
+                                 documents.get_job, documents.cancel_job, ops.get_trace, sources.list_sources,
+                                 sources.add_source, sources.get_source, sources.remove_source,
+                                 sources.sync_source])
     # same path as the listing (one route: one OPTIONS handler), with the upload cap
     uploads = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                      request_max_body_size=settings.max_upload_bytes,
@@ -59,7 +61,7 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
         middleware=[timing_middleware],
         before_send=[before_send],
         state=_state(ctx),
-        on_startup=[lambda: ctx.jobs.start()],  # marks jobs of a stopped server failed, cleans folders
+        on_startup=[lambda: ctx.start()],  # jobs left by a stopped server, then the source scheduler
         on_shutdown=[lambda: ctx.close()],
         openapi_config=_openapi(),
         request_max_body_size=settings.max_body_bytes,
@@ -98,6 +100,8 @@ def settings_to_env(settings: Settings) -> dict[str, str]:
         value = getattr(settings, f.name)
         if isinstance(value, dict):
             text = ",".join(f"{k}={v}" for k, v in value.items())
+        elif isinstance(value, tuple):
+            text = ",".join(value)
         elif isinstance(value, bool):
             text = "true" if value else "false"
         else:

@@ -15,6 +15,7 @@ from .errors import ApiError
 from .jobs import JobRunner
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
+from .schedule import SourceScheduler
 
 
 @dataclass
@@ -30,7 +31,8 @@ class ServerContext:
     gate: AnswerGate = field(init=False)
     # answers get their own bounded pool: the shared one also serves uploads and listings
     executor: ThreadPoolExecutor = field(init=False)
-    jobs: JobRunner = field(init=False)  # upload jobs: started with the app, closed with it
+    jobs: JobRunner = field(init=False)  # upload and sync jobs: started with the app, closed with it
+    scheduler: SourceScheduler = field(init=False)  # syncs on schedules and folder changes
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -39,8 +41,14 @@ class ServerContext:
         self.gate = AnswerGate(s.max_concurrent_answers, s.max_queued_answers)
         self.executor = ThreadPoolExecutor(s.max_concurrent_answers, thread_name_prefix="answer")
         self.jobs = JobRunner(self.assistant, s, self.gate)
+        self.scheduler = SourceScheduler(self)
+
+    def start(self) -> None:
+        self.jobs.start()  # marks jobs of a stopped server failed, cleans folders
+        self.scheduler.start()
 
     def close(self) -> None:
+        self.scheduler.close()
         self.jobs.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.owns_assistant:

@@ -1,9 +1,11 @@
-"""Upload jobs: a bounded queue, a fixed number of workers, states that every process can read.
+"""Background jobs (uploads and source syncs): a bounded queue, a fixed number of workers,
+states that every process can read.
 
     queued ──► running ──► done | failed | cancelled
        └─────► cancelled (DELETE while it waits) | failed (interrupted: the server stopped)
 
-A large upload is saved under `{data_dir}/uploads/{job id}/` and queued here. `upload_workers`
+A large upload is saved under `{data_dir}/uploads/{job id}/` and queued here; so is a sync of a
+source (kind "sync", no folder; one per source queued or running here). `upload_workers`
 threads take jobs in order; each first holds one of the answer gate's slots (limits.py), so
 ingest and answers share the server's capacity. A process holds at most `upload_workers +
 max_queued_jobs` jobs; one more upload is refused with 503 + Retry-After naming the limit.
@@ -31,7 +33,7 @@ import threading
 import time
 import uuid
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -50,7 +52,7 @@ PROGRESS_SECONDS = 0.5  # progress is written at most this often
 INTERRUPTED = "interrupted: the server stopped before it finished; upload the files again"
 CANCELLING = ("cancelling: the job stops after the document being written; documents already "
               "written stay, each one whole")
-_PUBLIC = ("id", "status", "collection", "files", "bytes", "created", "started", "finished", "heartbeat",
+_PUBLIC = ("id", "kind", "source", "status", "collection", "files", "bytes", "created", "started", "finished", "heartbeat",
            "progress", "summary", "error", "cancel_requested")
 _HOST = socket.gethostname()
 _BOOTS: set[str] = set()  # runners alive in this process (tests run several servers in one)
@@ -82,13 +84,17 @@ def _scrub(text: str, folder: Path, collection: str, shown: str) -> str:
     return text.replace(collection, shown)
 
 
+Work = Callable[[threading.Event, Callable[[int, int | None, int], None]], dict[str, Any]]
+
+
 @dataclass
 class _Job:
     record: dict[str, Any]
-    folder: Path
     collection: str  # the stored name; the record holds the caller's
+    # (stop, progress) -> the summary; an upload's ingest or a source's sync
+    work: Work
+    folder: Path | None = None  # an upload's saved files, removed when the job ends
     stop: threading.Event = field(default_factory=threading.Event)
-    skipped: list[dict[str, str]] = field(default_factory=list)  # parts not saved, reported as failed
     shutdown: bool = False  # stopped because the server is closing, not by a cancel
     held: bool = False  # holds a slot of the answer gate
     saved: float = 0.0  # when progress was last written
@@ -183,17 +189,37 @@ class JobRunner:
                files: int, size: int, skipped: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
         """Queue a saved upload; 503 when the queue is full (the caller removes the folder)."""
         now = time.time()
-        record = {"id": job_id, "status": "queued", "collection": shown, "tenant": tenant, "files": files,
+        record = {"id": job_id, "kind": "upload", "status": "queued", "collection": shown, "tenant": tenant, "files": files,
                   "bytes": size, "created": now, "heartbeat": now, "owner": self._owner(),
                   "progress": {"documents_done": 0, "documents_total": files, "chunks_written": 0}}
-        job = _Job(record, folder, collection, skipped=list(skipped))
+        def work(stop: threading.Event, progress: Callable[[int, int | None, int], None]) -> dict[str, Any]:
+            return ingest_folder(self.assistant, folder, collection, shown, skipped, progress=progress, stop=stop)
+
+        self._enqueue(_Job(record, collection, work, folder=folder))
+        return public(record)
+
+    def submit_sync(self, collection: str, source: str, shown: str, tenant: str | None,
+                    work: Work) -> tuple[bool, dict[str, Any]]:
+        """Queue a sync of a source: (True, the new job), or (False, the one already queued or
+        running here for that source). 503 when the queue is full."""
+        with self._lock:
+            for job in self._jobs.values():
+                if job.record.get("kind") == "sync" and job.collection == collection and job.record["source"] == source:
+                    return False, public(job.record)
+            now = time.time()
+            record = {"id": uuid.uuid4().hex, "kind": "sync", "source": source, "status": "queued", "collection": shown,
+                      "tenant": tenant, "created": now, "heartbeat": now, "owner": self._owner(),
+                      "progress": {"documents_done": 0, "documents_total": None, "chunks_written": 0}}
+            self._enqueue(_Job(record, collection, work))
+        return True, public(record)
+
+    def _enqueue(self, job: _Job) -> None:
         with self._lock:
             self.check_room()
-            self.assistant.save_job(record)
-            self._jobs[job_id] = job
+            self.assistant.save_job(job.record)
+            self._jobs[job.record["id"]] = job
             self._queue.append(job)
             self._wake.notify()
-        return public(record)
 
     def get(self, job_id: str, tenant: str | None) -> dict[str, Any]:
         record = self.assistant.job(job_id)
@@ -254,17 +280,20 @@ class JobRunner:
             job.held = self.gate.hold(job.stop)  # waits in line with answers
             if job.held:
                 self._update(job, status="running", started=time.time())
-                summary = ingest_folder(self.assistant, job.folder, job.collection, job.record["collection"],
-                                        job.skipped, progress=lambda *p: self._progress(job, *p), stop=job.stop)
+                summary = job.work(job.stop, lambda *p: self._progress(job, *p))
                 status, fields = "done", {"summary": summary}
-                if summary["interrupted"]:
+                if summary.get("interrupted") or summary.get("status") == "cancelled":
                     status = "cancelled"
+                elif summary.get("status") == "failed":  # a source that could not be read
+                    status, fields = "failed", {**fields, "error": summary.get("error", "")}
             if status == "cancelled" and job.shutdown:
                 status, fields = "failed", {**fields, "error": INTERRUPTED}
         except Exception as e:  # recorded for GET /v1/jobs/{id}; the worker goes on
             log.exception("upload job %s failed", job.record["id"])
-            status, fields = "failed", {"error": _scrub(f"{type(e).__name__}: {e}", job.folder, job.collection,
-                                                        job.record["collection"])}
+            error = f"{type(e).__name__}: {e}"
+            if job.folder is not None:
+                error = _scrub(error, job.folder, job.collection, job.record["collection"])
+            status, fields = "failed", {"error": error.replace(job.collection, job.record["collection"])}
         finally:
             if job.held:
                 self.gate.release()
@@ -312,7 +341,8 @@ class JobRunner:
             log.warning("upload job %s: state not written", job.record["id"], exc_info=True)
 
     def _finish(self, job: _Job, status: str, **fields: Any) -> dict[str, Any]:
-        shutil.rmtree(job.folder, ignore_errors=True)
+        if job.folder is not None:
+            shutil.rmtree(job.folder, ignore_errors=True)
         with self._lock:
             if self._jobs.pop(job.record["id"], None) is None:
                 return job.record  # finished already (a shutdown that did not wait for it)
@@ -326,7 +356,7 @@ class JobRunner:
             return record
         record = {**record, "status": "failed", "error": INTERRUPTED, "finished": time.time()}
         self.assistant.save_job(record)
-        if str(record["id"]).isalnum():  # our ids are hex; nothing else names a folder to remove
+        if str(record["id"]).isalnum() and record.get("kind", "upload") == "upload":  # our ids are hex
             shutil.rmtree(self.root / record["id"], ignore_errors=True)
         return record
 
