@@ -102,6 +102,87 @@ def test_delete_removes_the_document(store, collection, embedder):
     assert set(store.documents(collection)) == {"bread", "python"}
 
 
+def test_rename_moves_a_document_without_embedding_it_again(store, collection, embedder):
+    from dataclasses import replace
+
+    load_corpus(store, collection, embedder)
+    _, _, sentences, vectors = write_with_sentences(store, collection, embedder)
+    q = embedder.embed(["How much may a hotel cost?"])[0]
+    before, version, info = store.search(collection, q, 20), store.version(collection), store.collection_info(collection)
+    record = store.documents(collection)["policy"]
+
+    assert store.rename_document(collection, "policy", "policy-2024", source="/docs/2024/policy.md",
+                                 metadata={"year": "2024"}) is True
+    after = store.search(collection, q, 20)
+    # the same chunks with the same vectors: the same scores (to float noise: Qdrant's local mode
+    # moves untouched ones by 1e-8), only the id and source changed
+    assert [s.id for s in after] == [s.id.replace("policy#", "policy-2024#") for s in before]
+    assert [s.text for s in after] == [s.text for s in before]
+    assert [s.score for s in after] == pytest.approx([s.score for s in before], abs=1e-6)
+    moved = [s for s in after if s.document_id == "policy-2024"]
+    assert moved and all(s.source == "/docs/2024/policy.md" and s.title == "Policy" for s in moved)
+    assert {s.document_id for s in store.search(collection, q, 20, where={"year": "2024"})} == {"policy-2024"}
+    found, got = store.sentences(collection, [span_of("policy-2024", 0, 10_000)])
+    assert found == [replace(s, document_id="policy-2024") for s in sentences]
+    np.testing.assert_allclose(got, vectors, atol=1e-6)
+    assert store.sentences(collection, [span_of("policy", 0, 10_000)])[0] == []
+    assert store.document_text(collection, "policy-2024") == DOC_TEXT
+    with pytest.raises(KeyError):
+        store.document_text(collection, "policy")
+    docs = store.documents(collection)
+    assert "policy" not in docs and docs["policy-2024"] == replace(
+        record, id="policy-2024", source="/docs/2024/policy.md", metadata={"year": "2024"})
+    assert store.version(collection) != version
+    renamed = store.collection_info(collection)
+    assert (renamed.documents, renamed.chunks) == (info.documents, info.chunks)
+
+    version = store.version(collection)
+    assert store.rename_document(collection, "policy", "other", source="/x") is False  # gone: nothing changes
+    assert store.version(collection) == version and "other" not in store.documents(collection)
+    with pytest.raises(UnknownCollection):
+        store.rename_document("no_such_collection_here", "policy-2024", "x", source="/x")
+
+
+def test_rename_onto_an_existing_document_replaces_it(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    bread = store.documents(collection)["bread"]
+    assert store.rename_document(collection, "bread", "python", source="/docs/python.txt") is True
+    spans = store.search(collection, embedder.embed(["bread baking"])[0], 10, where={"document_id": "python"})
+    assert sorted(s.text for s in spans) == sorted(CORPUS["bread"])  # python's own chunks are gone
+    docs = store.documents(collection)
+    assert sorted(docs) == ["python", "volcano"]
+    assert (docs["python"].content_hash, docs["python"].chunk_count, docs["python"].metadata) == (
+        bread.content_hash, 3, {"topic": "food"})  # metadata not given: kept
+    assert store.collection_info(collection).chunks == 2 + 3
+    assert store.document_text(collection, "python") == "\n\n".join(CORPUS["bread"])
+    # the same id again: only the source and metadata change
+    assert store.rename_document(collection, "python", "python", source="/moved.txt", metadata={}) is True
+    assert (store.documents(collection)["python"].source, store.documents(collection)["python"].metadata) == (
+        "/moved.txt", {})
+    assert store.collection_info(collection).chunks == 5
+
+
+def test_qdrant_rename_interrupted_before_its_records_is_redone_whole(tmp_path, collection, embedder, monkeypatch):
+    """Qdrant has no transactions: a rename that stops after relabelling the points (before the
+    records) leaves the old record, and redoing it keeps the relabelled points."""
+    store = open_store("qdrant://" + str(tmp_path / "qdrant"))
+    try:
+        load_corpus(store, collection, embedder)
+        write(store, collection, embedder, "python2", ["An older page about Python."])
+        client = store._client  # the test cuts the rename where a crash would
+        monkeypatch.setattr(client, "batch_update_points", lambda *a, **k: (_ for _ in ()).throw(OSError("cut")))
+        with pytest.raises(StoreError, match="cut"):
+            store.rename_document(collection, "python", "python2", source="/docs/python2.txt")
+        assert sorted(store.documents(collection)) == ["bread", "python", "python2", "volcano"]
+        monkeypatch.undo()
+        assert store.rename_document(collection, "python", "python2", source="/docs/python2.txt") is True
+        assert sorted(store.documents(collection)) == ["bread", "python2", "volcano"]
+        assert store.document_text(collection, "python2") == "\n\n".join(CORPUS["python"])
+        assert store.collection_info(collection).chunks == 7
+    finally:
+        store.close()
+
+
 def test_catalog_counts(store, collection, embedder):
     load_corpus(store, collection, embedder)
     info = store.collection_info(collection)
