@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -342,6 +344,76 @@ def test_state_store_finds_values_by_fields_newest_first(store_url, tmp_path):
         assert len(state.items(kind, {}, 10)) == 3
         with pytest.raises(StoreError, match="identifiers"):
             state.items(kind, {'a"b': 1}, 10)
+    finally:
+        state.close()
+
+
+def test_state_store_delete_and_leases(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        state.put(kind, "x", {"a": 1})
+        assert state.delete(kind, "x") is True and state.get(kind, "x") is None
+        assert state.delete(kind, "x") is False
+
+        assert state.claim(kind, "sync", "alpha", ttl=60) is True
+        assert state.claim(kind, "sync", "beta", ttl=60) is False  # held
+        assert state.claim(kind, "sync", "alpha", ttl=60) is True  # renewed by its holder
+        assert state.release(kind, "sync", "beta") is False  # not beta's to free
+        assert state.claim(kind, "sync", "beta", ttl=60) is False
+        assert state.release(kind, "sync", "alpha") is True
+        assert state.claim(kind, "sync", "beta", ttl=60) is True  # free again
+        time.sleep(0.3)
+        assert state.claim(kind, "sync", "alpha", ttl=60) is False  # beta's is fresh for a minute...
+        assert state.claim(kind, "sync", "alpha", ttl=0.2) is True  # ...but 0.3 s old: expired for 0.2
+        assert state.release(kind, "sync", "beta") is False  # beta lost it
+        assert state.get(kind, "sync") == {"holder": "alpha"}
+    finally:
+        state.close()
+
+
+@pytest.mark.parametrize("taken", [False, True], ids=["free", "expired"])
+def test_state_store_claims_racing_from_two_handles_have_one_winner(store_url, tmp_path, taken):
+    """Eight threads on two handles (connections, as two processes have) claim one lease at once."""
+    handles = [open_state(store_url, str(tmp_path / "data")) for _ in range(2)]
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        if taken:
+            handles[0].claim(kind, "lease", "gone", ttl=60)
+            time.sleep(0.3)
+        start = threading.Barrier(8)
+
+        def claim(i: int) -> bool:
+            start.wait()
+            return handles[i % 2].claim(kind, "lease", f"holder{i}", ttl=0.2)
+
+        with ThreadPoolExecutor(8) as pool:
+            won = list(pool.map(claim, range(8)))
+        assert won.count(True) == 1
+        assert handles[1].get(kind, "lease") == {"holder": f"holder{won.index(True)}"}
+    finally:
+        for h in handles:
+            h.close()
+
+
+def test_state_store_prunes_old_entries_of_a_kind_except_kept_ones(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        for key, status in (("old-done", "done"), ("old-running", "running"), ("old-queued", "queued"),
+                            ("old-none", None)):
+            state.put(kind, key, {"status": status})
+        state.put(kind + "_other", "old", {"status": "done"})
+        time.sleep(0.4)
+        state.put(kind, "new-done", {"status": "done"})
+        active = [{"status": "queued"}, {"status": "running"}]
+        assert state.prune(kind, 0.3, keep=active) == 2  # old-done and old-none (no status: not kept)
+        assert [state.get(kind, k) is not None for k in ("old-done", "old-none", "old-running", "old-queued",
+                                                         "new-done")] == [False, False, True, True, True]
+        assert state.get(kind + "_other", "old") is not None  # another kind: untouched
+        assert state.prune(kind, 3600) == 0
+        assert state.prune(kind, 0.3) == 2  # nothing kept: the old active ones go too
+        assert state.items(kind, {}, 10) == [{"status": "done"}]
     finally:
         state.close()
 
