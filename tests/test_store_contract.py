@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import hashlib
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 
 import numpy as np
@@ -100,6 +102,87 @@ def test_delete_removes_the_document(store, collection, embedder):
     spans = store.search(collection, embedder.embed(["volcano eruption lava"])[0], 10)
     assert spans and "volcano" not in {s.document_id for s in spans}
     assert set(store.documents(collection)) == {"bread", "python"}
+
+
+def test_rename_moves_a_document_without_embedding_it_again(store, collection, embedder):
+    from dataclasses import replace
+
+    load_corpus(store, collection, embedder)
+    _, _, sentences, vectors = write_with_sentences(store, collection, embedder)
+    q = embedder.embed(["How much may a hotel cost?"])[0]
+    before, version, info = store.search(collection, q, 20), store.version(collection), store.collection_info(collection)
+    record = store.documents(collection)["policy"]
+
+    assert store.rename_document(collection, "policy", "policy-2024", source="/docs/2024/policy.md",
+                                 metadata={"year": "2024"}) is True
+    after = store.search(collection, q, 20)
+    # the same chunks with the same vectors: the same scores (to float noise: Qdrant's local mode
+    # moves untouched ones by 1e-8), only the id and source changed
+    assert [s.id for s in after] == [s.id.replace("policy#", "policy-2024#") for s in before]
+    assert [s.text for s in after] == [s.text for s in before]
+    assert [s.score for s in after] == pytest.approx([s.score for s in before], abs=1e-6)
+    moved = [s for s in after if s.document_id == "policy-2024"]
+    assert moved and all(s.source == "/docs/2024/policy.md" and s.title == "Policy" for s in moved)
+    assert {s.document_id for s in store.search(collection, q, 20, where={"year": "2024"})} == {"policy-2024"}
+    found, got = store.sentences(collection, [span_of("policy-2024", 0, 10_000)])
+    assert found == [replace(s, document_id="policy-2024") for s in sentences]
+    np.testing.assert_allclose(got, vectors, atol=1e-6)
+    assert store.sentences(collection, [span_of("policy", 0, 10_000)])[0] == []
+    assert store.document_text(collection, "policy-2024") == DOC_TEXT
+    with pytest.raises(KeyError):
+        store.document_text(collection, "policy")
+    docs = store.documents(collection)
+    assert "policy" not in docs and docs["policy-2024"] == replace(
+        record, id="policy-2024", source="/docs/2024/policy.md", metadata={"year": "2024"})
+    assert store.version(collection) != version
+    renamed = store.collection_info(collection)
+    assert (renamed.documents, renamed.chunks) == (info.documents, info.chunks)
+
+    version = store.version(collection)
+    assert store.rename_document(collection, "policy", "other", source="/x") is False  # gone: nothing changes
+    assert store.version(collection) == version and "other" not in store.documents(collection)
+    with pytest.raises(UnknownCollection):
+        store.rename_document("no_such_collection_here", "policy-2024", "x", source="/x")
+
+
+def test_rename_onto_an_existing_document_replaces_it(store, collection, embedder):
+    load_corpus(store, collection, embedder)
+    bread = store.documents(collection)["bread"]
+    assert store.rename_document(collection, "bread", "python", source="/docs/python.txt") is True
+    spans = store.search(collection, embedder.embed(["bread baking"])[0], 10, where={"document_id": "python"})
+    assert sorted(s.text for s in spans) == sorted(CORPUS["bread"])  # python's own chunks are gone
+    docs = store.documents(collection)
+    assert sorted(docs) == ["python", "volcano"]
+    assert (docs["python"].content_hash, docs["python"].chunk_count, docs["python"].metadata) == (
+        bread.content_hash, 3, {"topic": "food"})  # metadata not given: kept
+    assert store.collection_info(collection).chunks == 2 + 3
+    assert store.document_text(collection, "python") == "\n\n".join(CORPUS["bread"])
+    # the same id again: only the source and metadata change
+    assert store.rename_document(collection, "python", "python", source="/moved.txt", metadata={}) is True
+    assert (store.documents(collection)["python"].source, store.documents(collection)["python"].metadata) == (
+        "/moved.txt", {})
+    assert store.collection_info(collection).chunks == 5
+
+
+def test_qdrant_rename_interrupted_before_its_records_is_redone_whole(tmp_path, collection, embedder, monkeypatch):
+    """Qdrant has no transactions: a rename that stops after relabelling the points (before the
+    records) leaves the old record, and redoing it keeps the relabelled points."""
+    store = open_store("qdrant://" + str(tmp_path / "qdrant"))
+    try:
+        load_corpus(store, collection, embedder)
+        write(store, collection, embedder, "python2", ["An older page about Python."])
+        client = store._client  # the test cuts the rename where a crash would
+        monkeypatch.setattr(client, "batch_update_points", lambda *a, **k: (_ for _ in ()).throw(OSError("cut")))
+        with pytest.raises(StoreError, match="cut"):
+            store.rename_document(collection, "python", "python2", source="/docs/python2.txt")
+        assert sorted(store.documents(collection)) == ["bread", "python", "python2", "volcano"]
+        monkeypatch.undo()
+        assert store.rename_document(collection, "python", "python2", source="/docs/python2.txt") is True
+        assert sorted(store.documents(collection)) == ["bread", "python2", "volcano"]
+        assert store.document_text(collection, "python2") == "\n\n".join(CORPUS["python"])
+        assert store.collection_info(collection).chunks == 7
+    finally:
+        store.close()
 
 
 def test_catalog_counts(store, collection, embedder):
@@ -261,6 +344,76 @@ def test_state_store_finds_values_by_fields_newest_first(store_url, tmp_path):
         assert len(state.items(kind, {}, 10)) == 3
         with pytest.raises(StoreError, match="identifiers"):
             state.items(kind, {'a"b': 1}, 10)
+    finally:
+        state.close()
+
+
+def test_state_store_delete_and_leases(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        state.put(kind, "x", {"a": 1})
+        assert state.delete(kind, "x") is True and state.get(kind, "x") is None
+        assert state.delete(kind, "x") is False
+
+        assert state.claim(kind, "sync", "alpha", ttl=60) is True
+        assert state.claim(kind, "sync", "beta", ttl=60) is False  # held
+        assert state.claim(kind, "sync", "alpha", ttl=60) is True  # renewed by its holder
+        assert state.release(kind, "sync", "beta") is False  # not beta's to free
+        assert state.claim(kind, "sync", "beta", ttl=60) is False
+        assert state.release(kind, "sync", "alpha") is True
+        assert state.claim(kind, "sync", "beta", ttl=60) is True  # free again
+        time.sleep(0.3)
+        assert state.claim(kind, "sync", "alpha", ttl=60) is False  # beta's is fresh for a minute...
+        assert state.claim(kind, "sync", "alpha", ttl=0.2) is True  # ...but 0.3 s old: expired for 0.2
+        assert state.release(kind, "sync", "beta") is False  # beta lost it
+        assert state.get(kind, "sync") == {"holder": "alpha"}
+    finally:
+        state.close()
+
+
+@pytest.mark.parametrize("taken", [False, True], ids=["free", "expired"])
+def test_state_store_claims_racing_from_two_handles_have_one_winner(store_url, tmp_path, taken):
+    """Eight threads on two handles (connections, as two processes have) claim one lease at once."""
+    handles = [open_state(store_url, str(tmp_path / "data")) for _ in range(2)]
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        if taken:
+            handles[0].claim(kind, "lease", "gone", ttl=60)
+            time.sleep(0.3)
+        start = threading.Barrier(8)
+
+        def claim(i: int) -> bool:
+            start.wait()
+            return handles[i % 2].claim(kind, "lease", f"holder{i}", ttl=0.2)
+
+        with ThreadPoolExecutor(8) as pool:
+            won = list(pool.map(claim, range(8)))
+        assert won.count(True) == 1
+        assert handles[1].get(kind, "lease") == {"holder": f"holder{won.index(True)}"}
+    finally:
+        for h in handles:
+            h.close()
+
+
+def test_state_store_prunes_old_entries_of_a_kind_except_kept_ones(store_url, tmp_path):
+    state = open_state(store_url, str(tmp_path / "data"))
+    kind = "k_" + tmp_path.name[-20:]
+    try:
+        for key, status in (("old-done", "done"), ("old-running", "running"), ("old-queued", "queued"),
+                            ("old-none", None)):
+            state.put(kind, key, {"status": status})
+        state.put(kind + "_other", "old", {"status": "done"})
+        time.sleep(0.4)
+        state.put(kind, "new-done", {"status": "done"})
+        active = [{"status": "queued"}, {"status": "running"}]
+        assert state.prune(kind, 0.3, keep=active) == 2  # old-done and old-none (no status: not kept)
+        assert [state.get(kind, k) is not None for k in ("old-done", "old-none", "old-running", "old-queued",
+                                                         "new-done")] == [False, False, True, True, True]
+        assert state.get(kind + "_other", "old") is not None  # another kind: untouched
+        assert state.prune(kind, 3600) == 0
+        assert state.prune(kind, 0.3) == 2  # nothing kept: the old active ones go too
+        assert state.items(kind, {}, 10) == [{"status": "done"}]
     finally:
         state.close()
 

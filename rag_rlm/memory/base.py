@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from typing import Protocol, runtime_checkable
+from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
@@ -51,6 +51,16 @@ class VectorStore(Protocol):
         ...
 
     def delete_document(self, collection: str, document_id: str) -> bool: ...
+
+    def rename_document(self, collection: str, old_id: str, new_id: str, *, source: str,
+                        metadata: Mapping[str, Any] | None = None) -> bool:
+        """Move a document's chunks, sentences and record to `new_id`, with its vectors as they
+        are (a file renamed with unchanged content is not embedded again), the new `source`, and
+        `metadata` replaced when given. A document already stored as `new_id` is replaced (its
+        chunks and sentences gone). Atomic as far as the backend allows: readers see the old id
+        or the new one, not both or neither; the collection's version changes. False (and
+        nothing changed) when `old_id` does not exist."""
+        ...
 
     def search(
         self,

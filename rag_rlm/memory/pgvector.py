@@ -163,6 +163,35 @@ class PgVectorStore:
             _bump_version(conn, cid)
             return True
 
+    def rename_document(self, collection: str, old_id: str, new_id: str, *, source: str,
+                        metadata: Mapping[str, Any] | None = None) -> bool:
+        """One transaction: the rows change their document id in place (their vectors, and so
+        search scores, stay exactly as they were), so readers see the old id until the commit."""
+        with self._tx(f"renaming document {old_id!r}") as conn:
+            cid, _ = _collection_row(conn, collection)
+            for document_id in sorted({old_id, new_id}):  # in one order: two crossing renames do not deadlock
+                _lock_document(conn, cid, document_id)
+            found = conn.execute(
+                "SELECT 1 FROM rag_rlm_documents WHERE collection_id = %s AND document_id = %s",
+                (cid, old_id)).fetchone()
+            if found is None:
+                return False
+            tables = [_chunks_table(cid)] + ([_sentences_table(cid)] if _has_table(conn, _sentences_table(cid)) else [])
+            if new_id != old_id:
+                conn.execute("DELETE FROM rag_rlm_documents WHERE collection_id = %s AND document_id = %s",
+                             (cid, new_id))
+                for table in tables:
+                    conn.execute(sql.SQL("DELETE FROM {} WHERE document_id = %s").format(table), (new_id,))
+                    conn.execute(sql.SQL("UPDATE {} SET document_id = %s WHERE document_id = %s").format(table),
+                                 (new_id, old_id))
+            conn.execute(
+                "UPDATE rag_rlm_documents SET document_id = %s, source = %s,"
+                " metadata = coalesce(%s::jsonb, metadata), updated_at = now()"
+                " WHERE collection_id = %s AND document_id = %s",
+                (new_id, source, None if metadata is None else Jsonb(dict(metadata)), cid, old_id))
+            _bump_version(conn, cid)
+            return True
+
     def drop_collection(self, collection: str) -> None:
         """Remove a collection with all its documents and chunks; UnknownCollection if absent."""
         with self._tx(f"dropping collection {collection!r}") as conn:

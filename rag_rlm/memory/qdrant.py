@@ -190,7 +190,7 @@ class QdrantStore:
         with self._errors(f"writing document {document.id!r}"):
             self._publish(collection, document.id, write)
             record = {"kind": "document", "collection": collection, "document_id": document.id,
-                      "chunk_count": chunk_count, **base}
+                      "chunk_count": chunk_count, "write": write, **base}
             self._put_record(_record_id(collection, document.id), record)
             self._bump_version(collection)
 
@@ -231,6 +231,56 @@ class QdrantStore:
             self._client.delete(REGISTRY, points_selector=qm.PointIdsList(points=[rid]), wait=True)
             self._bump_version(collection)
         return True
+
+    def rename_document(self, collection: str, old_id: str, new_id: str, *, source: str,
+                        metadata: Mapping[str, Any] | None = None) -> bool:
+        """The points keep their ids and vectors and change their payload (`set_payload` by
+        filter, one request per collection), in the order a write publishes: first the points
+        `new_id` held before are deleted, then the old document's points are relabelled, and
+        the records (new in, old out) and the version change LAST, in one request. An
+        interruption leaves the old record naming the old content hash, so the next sync redoes
+        the rename (or rewrites the document), and a rename redone keeps what was relabelled:
+        a document's live points carry the token of the write that made them, which its record
+        names, and only `new_id`'s points of other writes are deleted."""
+        name = self._existing(collection)
+        with self._errors(f"renaming document {old_id!r}"):
+            found = self._client.retrieve(REGISTRY, ids=[_record_id(collection, old_id)], with_payload=True)
+            if not found:
+                return False
+            record = {**(found[0].payload or {}), "document_id": new_id, "source": source}
+            if metadata is not None:
+                record["metadata"] = dict(metadata)
+            write = record.get("write") or self._write_of(name, old_id)
+            sides = [n for n in (_sname(collection), _wname(collection)) if self._client.collection_exists(n)]
+            if new_id != old_id:
+                others = qm.Filter(must=[_match("document_id", new_id)],
+                                   must_not=[_match("write", write)] if write else [])
+                for target in (name, *sides):
+                    self._client.delete(target, points_selector=qm.FilterSelector(filter=others), wait=True)
+            relabel = {"document_id": new_id}
+            chunk_fields = {"source": source, **({"metadata": dict(metadata)} if metadata is not None else {})}
+            of_old = qm.Filter(must=[_match("document_id", old_id)])
+            for target in (name, *sides):
+                if target == _wname(collection):  # staged leftovers of an interrupted write: not moved
+                    self._client.delete(target, points_selector=qm.FilterSelector(filter=of_old), wait=True)
+                else:
+                    self._client.set_payload(target, payload={**relabel, **(chunk_fields if target == name else {})},
+                                             points=of_old, wait=True)
+            record["write"] = write
+            operations: list[Any] = [qm.UpsertOperation(upsert=qm.PointsList(points=[
+                qm.PointStruct(id=_record_id(collection, new_id), vector=[1.0], payload=record)]))]
+            if new_id != old_id:
+                operations.append(qm.DeleteOperation(delete=qm.PointIdsList(points=[_record_id(collection, old_id)])))
+            operations.append(qm.SetPayloadOperation(set_payload=qm.SetPayload(
+                payload={"version": uuid.uuid4().hex}, points=[_record_id(collection)])))
+            self._client.batch_update_points(REGISTRY, update_operations=operations, wait=True)
+        return True
+
+    def _write_of(self, name: str, document_id: str) -> str | None:
+        """The write token of a document's live points, for a record written before records named it."""
+        points, _ = self._client.scroll(name, scroll_filter=qm.Filter(must=[_match("document_id", document_id)]),
+                                        limit=1, with_payload=["write"])
+        return str(points[0].payload["write"]) if points and points[0].payload else None
 
     def drop_collection(self, collection: str) -> None:
         """Remove a collection with all its documents and chunks; UnknownCollection if absent."""
