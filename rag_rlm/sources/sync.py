@@ -88,14 +88,14 @@ class _Plan:
     def known(self) -> dict[str, Any]:
         return {k: e.known() for k, e in self.intact.items()}
 
-    def documents(self, items: Iterable[Item | ItemFailure]) -> Iterator[Document]:
+    def documents(self, items: Iterable[Item | ItemFailure], stop: threading.Event) -> Iterator[Document]:
         for item in items:
             self.seen.add(item.key)
             if isinstance(item, ItemFailure):
                 self.summary.fail(item.key, item.reason)
                 continue
             yield from self._compare(item)
-        self.complete = True
+        self.complete = not stop.is_set()  # a reader stopped early returns, it does not raise
 
     def _compare(self, item: Item) -> Iterator[Document]:
         entry = self.intact.get(item.key)
@@ -167,8 +167,8 @@ def sync(
     previous = registry.entries(spec)
     plan = _Plan(spec, previous, _stored(store, spec.collection), settings, summary)
     items = reader.read(plan.known(), stop)
-    _write(plan.documents(items), spec, store, embedder, settings, stop, progress, summary)
-    if plan.complete and not stop.is_set():
+    _write(plan.documents(items, stop), spec, store, embedder, settings, stop, progress, summary)
+    if plan.complete:
         _write(_moved(plan, store), spec, store, embedder, settings, stop, progress, summary)
         _delete(plan, store)
     summary.reader = reader.describe()
@@ -192,6 +192,7 @@ def _write(documents: Iterable[Document], spec: SourceSpec, store: Store, embedd
                             settings=settings, progress=progress, stop=stop)
     summary.added += done.documents_new
     summary.updated += done.documents_updated
+    summary.unchanged += done.documents_unchanged  # read again (not recorded as synced) but the same
     summary.chunks_written += done.chunks_written
     for failure in done.failed:
         summary.fail(failure["path"], failure["reason"])
