@@ -177,7 +177,7 @@ class Crawl:
             target = absolute(url, answer.headers.get("location", ""))
             if target is None:
                 raise FetchFailed(f"HTTP {answer.status} without a usable Location")
-            if site(target) != site(url):
+            if site(target) != self.home:
                 raise _OffSite(target)
             if target in self.taken:
                 return None
