@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import math
 import os
+import subprocess
 import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
@@ -135,7 +136,8 @@ def _engine(options: OcrOptions, needs: str) -> str:
         except pytesseract.TesseractNotFoundError:
             raise OcrError(f"{needs}, but tesseract is not installed (no command {options.command!r}): "
                            f"{INSTALL_HINT}, or set ocr_command") from None
-        except (SystemExit, OSError, ValueError) as e:  # pytesseract exits on a version it cannot parse
+        # pytesseract exits on a version it cannot parse; a command that fails on --version raises
+        except (SystemExit, OSError, ValueError, subprocess.SubprocessError) as e:
             first = (str(e).strip().splitlines() or [type(e).__name__])[0]
             raise OcrError(f"{needs}, but {options.command!r} is not a working tesseract ({first}): "
                            f"{INSTALL_HINT}, or set ocr_command") from None
