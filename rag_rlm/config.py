@@ -89,8 +89,9 @@ class Settings:
     ocr: bool = True
     ocr_command: str = "tesseract"  # the tesseract program: a name on PATH or a path
     ocr_language: str = "eng"  # tesseract's language codes, "eng+deu" for two (each: tesseract-ocr-LANG)
-    # pages OCR'd in one document at most (~0.8 s a page on one core, bench/bench_ocr.py): a
-    # scanned 1,000-page PDF fails instead of holding an ingest (or an upload worker) for minutes
+    # pages OCR'd in one document at most (0.8-2.4 s a page on one busy core, bench/bench_ocr.py):
+    # a scanned 1,000-page PDF fails at once instead of holding an ingest or an upload worker for
+    # most of an hour
     ocr_max_pages: int = 100
     max_question_chars: int = 4000
     rate_limit_per_minute: int = 120

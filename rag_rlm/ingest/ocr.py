@@ -163,10 +163,13 @@ def _read(pdf: Any, index: int, options: OcrOptions) -> str:  # noqa: ANN401 - a
             page.close()
     except pdfium.PdfiumError as e:
         raise OcrError(f"page {index + 1} has no text layer and needs OCR, but PDFium cannot render it: {e}") from None
-    # tesseract's OpenMP threads spin against each other on a busy machine: one thread read a
-    # page in 0.81 s where the default took 3.4 s (2 cores, bench/bench_ocr.py); OCRmyPDF sets the
-    # same. Only tesseract's own process reads it; a value the user set is kept.
+    # tesseract's OpenMP threads spin against each other on a busy machine: on 2 shared cores one
+    # thread read a dense page in 2.4 s where two took 23.5 s (bench/bench_ocr.py); OCRmyPDF sets
+    # the same. Only tesseract's own process reads it; a value the user set is kept.
     os.environ.setdefault("OMP_THREAD_LIMIT", "1")
+    # pytesseract hands the image over as a temporary file in the image's format, PNG when it has
+    # none: BMP is written in ~5 ms where PNG's compression took 0.12-0.22 s of a ~1 s page
+    image.format = "BMP"
     try:
         text = pytesseract.image_to_string(image, lang=options.language, timeout=options.page_timeout)
     except pytesseract.TesseractNotFoundError:
