@@ -120,6 +120,13 @@ def test_a_scan_that_cannot_be_read_fails_with_the_reason_never_empty(tmp_path, 
     assert info.value.reason.startswith(reason), info.value.reason
 
 
+def test_a_scan_with_nothing_to_read_is_an_error_that_says_ocr_found_nothing(tmp_path):
+    path = write(tmp_path / "photo.pdf", image_pdf([[]]))  # a white page: an image, no words
+    with pytest.raises(ParseError) as info:
+        parse(path)
+    assert info.value.reason == "empty: no text (OCR read nothing on its 1 scanned page(s))"
+
+
 def test_pages_to_ocr_over_the_cap_fail_before_any_is_read(tmp_path):
     path = write(tmp_path / "thick.pdf", image_pdf([LAMP, CELLAR, LAMP]))
     with pytest.raises(ParseError) as info:

@@ -3,8 +3,8 @@
 Every format is reduced to the same plain-text shape so the chunker needs one rule: blocks
 separated by blank lines, and headings written as Markdown headings (`# Title`, `## Part`).
 Markdown itself is kept as written (see `parse_markdown`), other formats are converted to it.
-Text, HTML, PDF (scanned pages by OCR, `ocr.py`), DOCX and JSONL are read here; spreadsheets, slides, mail, books, ODT and
-reStructuredText in `formats/`, one module per family. `parse_file` and `PARSERS` are the entry
+Text, HTML, PDF (scanned pages by OCR: `ocr.py`), DOCX and JSONL are read here; spreadsheets,
+slides, mail, books, ODT and reStructuredText in `formats/`, one module per family. `parse_file` and `PARSERS` are the entry
 points for all of them.
 """
 
@@ -258,6 +258,8 @@ def parse_pdf(path: Path, doc_id: str, data: bytes, *, ocr: OcrOptions | None = 
     for i, text in read.texts.items():
         pages[i] = text
     text = "\n\n".join(_tidy(p) for p in pages if p.strip())
+    if read.texts and not text.strip():
+        raise ParseError(str(path), f"empty: no text (OCR read nothing on its {len(read.texts)} scanned page(s))")
     parsed = _document(path, doc_id, data, None, text)
     if read.note:
         parsed.documents[0] = replace(parsed.documents[0], metadata={"ocr": read.note})
