@@ -10,6 +10,11 @@ ENV PYTHONUNBUFFERED=1 \
 
 WORKDIR /app
 
+# scanned PDF pages are read by tesseract (rag_rlm/ingest/ocr.py); without it they fail to ingest
+RUN apt-get update \
+    && apt-get install -y --no-install-recommends tesseract-ocr tesseract-ocr-eng \
+    && rm -rf /var/lib/apt/lists/*
+
 # torch first, CPU build from the PyTorch index: otherwise pip pulls a multi-GB CUDA build
 RUN pip install torch==2.13.0 --index-url https://download.pytorch.org/whl/cpu
 

@@ -9,14 +9,20 @@ PORT ?= 8000
 .PHONY: install run test lint bench clean
 
 CHROMIUM := /usr/bin/chromium
+TESSERACT := /usr/bin/tesseract
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-install: $(STAMP) $(CHROMIUM)
+install: $(STAMP) $(CHROMIUM) $(TESSERACT)
 
 # The web page's browser tests drive Debian's chromium (Playwright never downloads a browser here).
 $(CHROMIUM):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq chromium >/dev/null
+
+# Scanned PDF pages are read by Debian's tesseract with its English data (rag_rlm/ingest/ocr.py).
+$(TESSERACT):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null
 
 # torch first, pinned: a CPU build of 2.13.0 lies on disk here; any other spec pulls CUDA wheels.
 $(STAMP): pyproject.toml
@@ -46,6 +52,7 @@ bench: install
 	$(BIN)/python bench/bench_server.py
 	$(BIN)/python bench/bench_cli.py
 	$(BIN)/python bench/bench_formats.py
+	$(BIN)/python bench/bench_ocr.py
 
 clean:
 	rm -rf $(VENV) .rag_rlm .pytest_cache

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import dataclasses
 import os
+import re
 import tomllib
 from collections.abc import Mapping
 from dataclasses import dataclass, field, fields
@@ -82,6 +83,16 @@ class Settings:
     max_upload_bytes: int = 50_000_000
     # one document's cap, raw and (zip-based formats such as docx) inflated: a per-file error
     max_document_bytes: int = 50_000_000
+    # PDF pages with no text layer (scans) are read by OCR: tesseract (Debian's tesseract-ocr,
+    # which `make install` installs) on pages PDFium renders (rag_rlm/ingest/ocr.py). Off, or
+    # tesseract missing: such a PDF fails with a message saying so, never silently empty
+    ocr: bool = True
+    ocr_command: str = "tesseract"  # the tesseract program: a name on PATH or a path
+    ocr_language: str = "eng"  # tesseract's language codes, "eng+deu" for two (each: tesseract-ocr-LANG)
+    # pages OCR'd in one document at most (0.8-2.4 s a page on one busy core, bench/bench_ocr.py):
+    # a scanned 1,000-page PDF fails at once instead of holding an ingest or an upload worker for
+    # most of an hour
+    ocr_max_pages: int = 100
     max_question_chars: int = 4000
     rate_limit_per_minute: int = 120
     auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
@@ -227,9 +238,12 @@ def _env(name: str) -> str:
 
 
 _POSITIVE = ("chunk_tokens", "batch_size", "top_k", "max_parallel", "token_budget", "memo_size",
-             "max_body_bytes", "max_upload_bytes", "max_document_bytes", "max_question_chars",
+             "max_body_bytes", "max_upload_bytes", "max_document_bytes", "max_question_chars", "ocr_max_pages",
              "rate_limit_per_minute", "auth_failures_per_minute",
              "max_concurrent_answers", "llm_max_new_tokens", "background_upload_bytes", "upload_workers")
+
+
+_OCR_LANGUAGE = re.compile(r"[A-Za-z0-9_]+(?:\+[A-Za-z0-9_]+)*")  # tesseract's -l argument
 
 
 def _validate(s: Settings) -> None:
@@ -262,6 +276,10 @@ def _validate(s: Settings) -> None:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
     if s.sentence_vectors not in SENTENCE_VECTORS:
         raise ConfigError("sentence_vectors", f"must be one of {', '.join(SENTENCE_VECTORS)}, got {s.sentence_vectors!r}")
+    if not s.ocr_command.strip():
+        raise ConfigError("ocr_command", "must name the tesseract program, got an empty string")
+    if not _OCR_LANGUAGE.fullmatch(s.ocr_language):
+        raise ConfigError("ocr_language", f"expected tesseract language codes such as eng or eng+deu, got {s.ocr_language!r}")
     if s.llm_quantization not in QUANTIZATIONS:
         raise ConfigError("llm_quantization", f"must be one of {', '.join(QUANTIZATIONS)}, got {s.llm_quantization!r}")
     if not 0 < s.port < 65536:

@@ -3,8 +3,8 @@
 Every format is reduced to the same plain-text shape so the chunker needs one rule: blocks
 separated by blank lines, and headings written as Markdown headings (`# Title`, `## Part`).
 Markdown itself is kept as written (see `parse_markdown`), other formats are converted to it.
-Text, HTML, PDF, DOCX and JSONL are read here; spreadsheets, slides, mail, books, ODT and
-reStructuredText in `formats/`, one module per family. `parse_file` and `PARSERS` are the entry
+Text, HTML, PDF (scanned pages by OCR: `ocr.py`), DOCX and JSONL are read here; spreadsheets,
+slides, mail, books, ODT and reStructuredText in `formats/`, one module per family. `parse_file` and `PARSERS` are the entry
 points for all of them.
 """
 
@@ -14,6 +14,7 @@ import io
 import json
 import re
 import warnings
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -27,14 +28,17 @@ from .formats.office import parse_odt
 from .formats.rst import parse_rst
 from .formats.sheets import parse_csv, parse_xlsx
 from .formats.slides import parse_pptx
+from .ocr import OcrError, OcrOptions, read_scans, scanned
 
-__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "ParseError", "Parsed", "Parser", "check_zip",
-           "decode_text", "parse_file", "sha256"]
+__all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "OcrOptions", "ParseError", "Parsed", "Parser",
+           "check_zip", "decode_text", "parse_file", "sha256"]
 
 
-def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes: int | None = None) -> Parsed:
+def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes: int | None = None,
+               ocr: OcrOptions | None = None) -> Parsed:
     """Parse `path` (its bytes may be passed in when already read for hashing). `max_bytes`
-    caps the file and, for zip-based formats, what it would inflate to."""
+    caps the file and, for zip-based formats, what it would inflate to; `ocr` says how PDF pages
+    without a text layer are read (None: the defaults, tesseract on PATH)."""
     parser = PARSERS.get(path.suffix.lower())
     if parser is None:
         raise ParseError(str(path), f"unsupported file type {path.suffix or '(no suffix)'!r}; "
@@ -51,7 +55,9 @@ def parse_file(path: Path, doc_id: str, data: bytes | None = None, *, max_bytes:
     if path.suffix.lower() in ZIP_FORMATS:
         check_zip(path, data, max_bytes)
     if path.suffix.lower() in CONTAINER_FORMATS:
-        return parser(path, doc_id, data, max_bytes=max_bytes)  # type: ignore[call-arg]
+        return parser(path, doc_id, data, max_bytes=max_bytes, ocr=ocr)  # type: ignore[call-arg]
+    if path.suffix.lower() == ".pdf":
+        return parse_pdf(path, doc_id, data, ocr=ocr)
     return parser(path, doc_id, data)
 
 
@@ -228,22 +234,36 @@ def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
 
 # --- PDF and DOCX ------------------------------------------------------------------------
 
-def parse_pdf(path: Path, doc_id: str, data: bytes) -> Parsed:
+def parse_pdf(path: Path, doc_id: str, data: bytes, *, ocr: OcrOptions | None = None) -> Parsed:
     """pypdf: pure Python, maintained, no system libraries. Pages are separated by a blank line
-    so a page break is a paragraph break for the chunker."""
+    so a page break is a paragraph break for the chunker. A page with no text layer that shows
+    an image (a scan) is read by OCR (ocr.py); the document's metadata["ocr"] says which pages."""
     from pypdf import PdfReader
 
+    options = ocr or OcrOptions()
     try:
         reader = PdfReader(io.BytesIO(data))
         if reader.is_encrypted and not reader.decrypt(""):
             raise ParseError(str(path), "encrypted PDF (needs a password)")
         pages = [page.extract_text() or "" for page in reader.pages]
+        scans = [i for i, page in enumerate(reader.pages) if scanned(pages[i], page, options)]
     except ParseError:
         raise
     except Exception as e:  # pypdf raises many types on damaged files; all mean "corrupt"
         raise ParseError(str(path), f"corrupt PDF: {type(e).__name__}: {e}") from None
+    try:
+        read = read_scans(data, scans, options)
+    except OcrError as e:
+        raise ParseError(str(path), e.reason) from None
+    for i, text in read.texts.items():
+        pages[i] = text
     text = "\n\n".join(_tidy(p) for p in pages if p.strip())
-    return _document(path, doc_id, data, None, text)
+    if read.texts and not text.strip():
+        raise ParseError(str(path), f"empty: no text (OCR read nothing on its {len(read.texts)} scanned page(s))")
+    parsed = _document(path, doc_id, data, None, text)
+    if read.note:
+        parsed.documents[0] = replace(parsed.documents[0], metadata={"ocr": read.note})
+    return parsed
 
 
 def parse_docx(path: Path, doc_id: str, data: bytes) -> Parsed:

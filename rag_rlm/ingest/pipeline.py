@@ -40,6 +40,7 @@ from rag_rlm.memory.base import DocumentPart, Store
 from rag_rlm.types import Document, DocumentRecord
 
 from .discover import SourceFile, discover
+from .ocr import OcrOptions
 from .parsers import MULTI_DOCUMENT_FORMATS, PARSERS, ParseError, parse_file, sha256
 from .parts import Part, ahead, batches, document_parts, submit
 
@@ -105,7 +106,8 @@ def ingest_paths(
     total = None if any(s.path.suffix.lower() in MULTI_DOCUMENT_FORMATS for s in sources) else len(sources)
     seen: set[str] = set()
     parsed_ok: set[str] = set()
-    items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, relative_sources)
+    items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, OcrOptions.from_settings(settings),
+                        relative_sources)
     summary = _run(items, known, collection, store, embedder, settings, progress, stop, total)
     if prune and not summary.interrupted:
         roots = [Path(p).resolve() for p in paths]
@@ -143,7 +145,7 @@ def _known(store: Store, collection: str) -> dict[str, DocumentRecord]:
 
 def _file_items(
     sources: list[SourceFile], known: dict[str, DocumentRecord], seen: set[str], parsed_ok: set[str],
-    max_bytes: int, relative: bool,
+    max_bytes: int, ocr: OcrOptions, relative: bool,
 ) -> Iterator[_Item]:
     """Read, hash and parse files lazily, so memory holds only the documents in flight."""
     for source in sources:
@@ -164,7 +166,7 @@ def _file_items(
             yield _Item(unchanged=True)
             continue
         try:
-            parsed = parse_file(source.path, source.doc_id, data, max_bytes=max_bytes)
+            parsed = parse_file(source.path, source.doc_id, data, max_bytes=max_bytes, ocr=ocr)
         except ParseError as e:
             yield _Item(error=e)
             continue

@@ -14,25 +14,32 @@ from dataclasses import replace
 from email import policy
 from email.message import EmailMessage
 from pathlib import Path, PurePosixPath
+from typing import TYPE_CHECKING, Any
 
 from .base import Parsed, ParseError, document, one_line
+
+if TYPE_CHECKING:
+    from ..ocr import OcrOptions
 
 MAX_NESTING = 3  # a forwarded message inside a forwarded message...: deeper ones are not read
 _HEADERS = ("From", "To", "Cc", "Date")
 _BOM = b"\xef\xbb\xbf"
 
 
-def parse_eml(path: Path, doc_id: str, data: bytes, *, max_bytes: int | None = None) -> Parsed:
-    """`max_bytes` is passed on to the attachments (their own size and zip limits)."""
-    return _message(path, doc_id, data, max_bytes, depth=0)
+def parse_eml(path: Path, doc_id: str, data: bytes, *, max_bytes: int | None = None, ocr: OcrOptions | None = None
+              ) -> Parsed:
+    """`max_bytes` and `ocr` are passed on to the attachments (their own size and zip limits, a
+    scanned PDF's OCR)."""
+    return _message(path, doc_id, data, {"max_bytes": max_bytes, "ocr": ocr}, depth=0)
 
 
-def parse_mbox(path: Path, doc_id: str, data: bytes, *, max_bytes: int | None = None) -> Parsed:
+def parse_mbox(path: Path, doc_id: str, data: bytes, *, max_bytes: int | None = None, ocr: OcrOptions | None = None
+               ) -> Parsed:
     """A message that cannot be read fails on its own, like a bad JSONL line."""
     out = Parsed([])
     for number, raw in enumerate(_mbox_messages(path, data), start=1):
         try:
-            parsed = _message(path, f"{doc_id}#{number}", raw, max_bytes, depth=0)
+            parsed = _message(path, f"{doc_id}#{number}", raw, {"max_bytes": max_bytes, "ocr": ocr}, depth=0)
         except ParseError as e:
             out.errors.append(ParseError(f"{path}#{number}", f"message {number}: {e.reason}"))
             continue
@@ -59,7 +66,8 @@ def _mbox_messages(path: Path, data: bytes) -> list[bytes]:
             box.close()
 
 
-def _message(path: Path, doc_id: str, raw: bytes, max_bytes: int | None, depth: int) -> Parsed:
+def _message(path: Path, doc_id: str, raw: bytes, options: dict[str, Any], depth: int) -> Parsed:
+    """`options`: parse_file's keywords for the attachments (max_bytes, ocr)."""
     headers, text, attachments = _read(path, doc_id, raw)
     names = _unique([name for name, _ in attachments])
     subject = headers.get("Subject") or "(no subject)"
@@ -69,7 +77,7 @@ def _message(path: Path, doc_id: str, raw: bytes, max_bytes: int | None, depth: 
     meta = {k.lower().replace("-", "_"): v for k, v in headers.items() if k != "Subject"}
     out.documents[0] = replace(out.documents[0], metadata={**meta, "attachments": names})
     for name, (_, part) in zip(names, attachments, strict=True):
-        _attach(out, path, doc_id, name, part, max_bytes, depth)
+        _attach(out, path, doc_id, name, part, options, depth)
     return out
 
 
@@ -153,7 +161,7 @@ def _unique(names: list[str]) -> list[str]:
 
 
 def _attach(out: Parsed, path: Path, doc_id: str, name: str, part: EmailMessage,
-            max_bytes: int | None, depth: int) -> None:
+            options: dict[str, Any], depth: int) -> None:
     """Parse one attachment by its own type into `out`; a type no parser reads is only named in
     the message's line of attachments (a logo, a calendar invite); one that fails is an error of
     its own and the message still goes in."""
@@ -165,13 +173,13 @@ def _attach(out: Parsed, path: Path, doc_id: str, name: str, part: EmailMessage,
         return
     try:
         if part.get_content_type() == "message/rfc822":
-            parsed = _message(where, aid, part.get_content().as_bytes(), max_bytes, depth + 1)
+            parsed = _message(where, aid, part.get_content().as_bytes(), options, depth + 1)
         else:
             payload = part.get_payload(decode=True) or b""
             if suffix == ".eml":
-                parsed = _message(where, aid, payload, max_bytes, depth + 1)
+                parsed = _message(where, aid, payload, options, depth + 1)
             else:
-                parsed = parse_file(where, aid, payload, max_bytes=max_bytes)
+                parsed = parse_file(where, aid, payload, **options)
     except ParseError as e:
         out.errors.append(e)
         return
