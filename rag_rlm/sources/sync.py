@@ -26,6 +26,7 @@ from urllib.parse import urlsplit
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import UnknownCollection
+from ..ingest.ocr import OcrOptions
 from ..ingest.parsers import ParseError, parse_file, sha256
 from ..ingest.pipeline import ProgressFn, ingest_documents
 from ..memory.base import Store
@@ -116,7 +117,7 @@ class _Plan:
         assert item.data is not None
         try:
             parsed = parse_file(_parse_path(self.spec, item), document_id(self.spec, item.key), item.data,
-                                max_bytes=self.settings.max_document_bytes)
+                                max_bytes=self.settings.max_document_bytes, ocr=OcrOptions.from_settings(self.settings))
         except ParseError as e:
             self.summary.fail(item.key, e.reason)
             return
