@@ -47,7 +47,7 @@ class Assistant:
     ):
         self.settings = settings or Settings.from_env()
         s = self.settings
-        self.store = store or open_store(s.store, timeout=s.store_timeout)
+        self.store = store or open_store(s.store, timeout=s.store_timeout, statement_timeout=s.store_statement_timeout)
         self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
         # answering's view of it: a text met again (the question, at each step) is not encoded again
         self.answer_embedder = cached(self.embedder)
@@ -58,7 +58,7 @@ class Assistant:
         if state is None:
             from .memory.state import open_state
 
-            state = open_state(s.store, s.data_dir, timeout=s.store_timeout)
+            state = open_state(s.store, s.data_dir, timeout=s.store_timeout, statement_timeout=s.store_statement_timeout)
         self.state = state
         self.memo = MemoCache(s.memo_size, shared=state)
 

