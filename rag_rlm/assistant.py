@@ -178,6 +178,15 @@ class Assistant:
     def job_cancel_requested(self, job_id: str) -> bool:
         return self.state.get(JOB_CANCEL_KIND, job_id) is not None
 
+    def prune_records(self, older_than_seconds: float, *, active_jobs: Iterable[str]) -> dict[str, int]:
+        """Delete answer traces, jobs and job cancel flags not written for `older_than_seconds`,
+        except jobs whose status is one of `active_jobs` (whatever their age: their owner, or
+        the next server start, settles them); how many of each kind went."""
+        keep = [{"status": status} for status in active_jobs]
+        return {TRACE_KIND: self.state.prune(TRACE_KIND, older_than_seconds),
+                JOB_KIND: self.state.prune(JOB_KIND, older_than_seconds, keep=keep),
+                JOB_CANCEL_KIND: self.state.prune(JOB_CANCEL_KIND, older_than_seconds)}
+
     def health(self) -> dict[str, Any]:
         """Whether the store answers: `{"reachable": True, "collections": n}`, or `reachable`
         False with the error. Never raises: a health check reports failures."""

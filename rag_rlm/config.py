@@ -97,6 +97,9 @@ class Settings:
     background_upload_bytes: int = 2_000_000
     upload_workers: int = 1
     max_queued_jobs: int = 8
+    # answer traces and finished upload jobs not written for this many days are deleted (at
+    # server start, then hourly); 0 = kept for ever
+    state_retention_days: float = 30.0
     log_level: str = "info"
 
     def __post_init__(self) -> None:
@@ -250,6 +253,8 @@ def _validate(s: Settings) -> None:
     for name in ("llm_timeout", "request_timeout", "store_timeout"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
+    if s.state_retention_days < 0:
+        raise ConfigError("state_retention_days", f"must be >= 0 (0: keep for ever), got {s.state_retention_days}")
     if s.store_statement_timeout < 0:
         raise ConfigError("store_statement_timeout", f"must be >= 0 seconds (0: no limit), got {s.store_statement_timeout}")
     if s.sentence_vectors not in SENTENCE_VECTORS:

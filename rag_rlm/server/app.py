@@ -59,7 +59,8 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
         middleware=[timing_middleware],
         before_send=[before_send],
         state=_state(ctx),
-        on_startup=[lambda: ctx.jobs.start()],  # marks jobs of a stopped server failed, cleans folders
+        # marks jobs of a stopped server failed and cleans folders, then prunes old records
+        on_startup=[lambda: ctx.jobs.start(), lambda: ctx.retention.start()],
         on_shutdown=[lambda: ctx.close()],
         openapi_config=_openapi(),
         request_max_body_size=settings.max_body_bytes,

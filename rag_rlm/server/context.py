@@ -15,6 +15,7 @@ from .errors import ApiError
 from .jobs import JobRunner
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
+from .retention import Retention
 
 
 @dataclass
@@ -31,6 +32,7 @@ class ServerContext:
     # answers get their own bounded pool: the shared one also serves uploads and listings
     executor: ThreadPoolExecutor = field(init=False)
     jobs: JobRunner = field(init=False)  # upload jobs: started with the app, closed with it
+    retention: Retention = field(init=False)  # prunes old traces and jobs: started with the app
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -39,8 +41,10 @@ class ServerContext:
         self.gate = AnswerGate(s.max_concurrent_answers, s.max_queued_answers)
         self.executor = ThreadPoolExecutor(s.max_concurrent_answers, thread_name_prefix="answer")
         self.jobs = JobRunner(self.assistant, s, self.gate)
+        self.retention = Retention(self.assistant, s.state_retention_days)
 
     def close(self) -> None:
+        self.retention.close()
         self.jobs.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.owns_assistant:
