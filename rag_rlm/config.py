@@ -8,6 +8,7 @@ the extractive reasoner.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import tomllib
 from collections.abc import Mapping
@@ -90,6 +91,9 @@ class Settings:
     max_question_chars: int = 4000
     rate_limit_per_minute: int = 120
     auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
+    # reverse proxies (addresses or CIDR networks) whose X-Forwarded-For names the client address
+    # the limits count by; empty: the header is ignored (rag_rlm/server/proxies.py)
+    trusted_proxies: list[str] = field(default_factory=list)
     max_concurrent_answers: int = 8
     max_queued_answers: int = 64
     # uploads over background_upload_bytes are jobs: upload_workers ingest at once (each also
@@ -183,6 +187,8 @@ def _parse(name: str, raw: str, kind: str) -> Any:
                 raise ConfigError(_env(name), f"expected key=tenant[,key=tenant...], got {item!r}")
             out[key.strip()] = tenant.strip()
         return out
+    if kind.startswith("list"):
+        return [item.strip() for item in raw.split(",") if item.strip()]  # "a,b"
     return _coerce(_env(name), raw, kind)
 
 
@@ -210,6 +216,10 @@ def _coerce(name: str, value: Any, kind: str) -> Any:
             ):
                 raise ValueError
             return dict(value)
+        if kind.startswith("list"):
+            if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                raise ValueError
+            return list(value)
     except (TypeError, ValueError):
         raise ConfigError(name, f"expected {kind.split('[')[0]}, got {value!r}") from None
     raise AssertionError(f"unhandled setting type {kind}")
@@ -269,6 +279,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {s.collection!r}")
     for tenant in s.api_keys.values():
         _validate_tenant(tenant)
+    for proxy in s.trusted_proxies:
+        try:
+            ipaddress.ip_network(proxy)
+        except ValueError as e:
+            raise ConfigError("trusted_proxies", f"{proxy!r} is not an IP address or CIDR network "
+                                                 f"(such as 10.0.0.7 or 10.0.0.0/8): {e}") from None
     if s.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError("log_level", f"must be debug, info, warning or error, got {s.log_level!r}")
 
