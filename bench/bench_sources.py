@@ -86,7 +86,7 @@ def bench_watch(work: Path) -> None:
     folder = work / "watched"
     folder.mkdir()
     (folder / "start.md").write_text("# Start\n\nThe heron canteen serves lunch from eleven until two.\n")
-    settings = Settings(store=f"pgserver://{work}/pg", data_dir=str(work / "data"), source_roots=(str(work),),
+    settings = Settings(store=f"pgserver://{work}/pg", data_dir=str(work / "data"), source_roots=[str(work)],
                         rate_limit_per_minute=100_000)
     sock = socket.socket()
     sock.bind(("127.0.0.1", 0))

@@ -47,7 +47,7 @@ class Assistant:
     ):
         self.settings = settings or Settings.from_env()
         s = self.settings
-        self.store = store or open_store(s.store, timeout=s.store_timeout)
+        self.store = store or open_store(s.store, timeout=s.store_timeout, statement_timeout=s.store_statement_timeout)
         self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
         # answering's view of it: a text met again (the question, at each step) is not encoded again
         self.answer_embedder = cached(self.embedder)
@@ -58,7 +58,7 @@ class Assistant:
         if state is None:
             from .memory.state import open_state
 
-            state = open_state(s.store, s.data_dir, timeout=s.store_timeout)
+            state = open_state(s.store, s.data_dir, timeout=s.store_timeout, statement_timeout=s.store_statement_timeout)
         self.state = state
         self.memo = MemoCache(s.memo_size, shared=state)
         from .sources.service import Sources
@@ -181,6 +181,15 @@ class Assistant:
 
     def job_cancel_requested(self, job_id: str) -> bool:
         return self.state.get(JOB_CANCEL_KIND, job_id) is not None
+
+    def prune_records(self, older_than_seconds: float, *, active_jobs: Iterable[str]) -> dict[str, int]:
+        """Delete answer traces, jobs and job cancel flags not written for `older_than_seconds`,
+        except jobs whose status is one of `active_jobs` (whatever their age: their owner, or
+        the next server start, settles them); how many of each kind went."""
+        keep = [{"status": status} for status in active_jobs]
+        return {TRACE_KIND: self.state.prune(TRACE_KIND, older_than_seconds),
+                JOB_KIND: self.state.prune(JOB_KIND, older_than_seconds, keep=keep),
+                JOB_CANCEL_KIND: self.state.prune(JOB_CANCEL_KIND, older_than_seconds)}
 
     def health(self) -> dict[str, Any]:
         """Whether the store answers: `{"reachable": True, "collections": n}`, or `reachable`

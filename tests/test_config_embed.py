@@ -30,6 +30,32 @@ def test_bad_settings_name_the_setting(env, setting):
     assert e.value.setting == setting and setting in str(e.value)
 
 
+def test_trusted_proxies_are_a_list_of_addresses_or_networks(tmp_path):
+    from rag_rlm.server.app import settings_to_env
+
+    s = Settings.from_env({"RAG_RLM_TRUSTED_PROXIES": " 10.0.0.0/8, 127.0.0.1 ,"})
+    assert s.trusted_proxies == ["10.0.0.0/8", "127.0.0.1"] and Settings().trusted_proxies == []
+    assert Settings.from_env(settings_to_env(s)).trusted_proxies == s.trusted_proxies  # what workers rebuild
+    toml = tmp_path / "rag.toml"
+    toml.write_text('trusted_proxies = ["::1", "192.168.0.0/16"]\n')
+    assert Settings.from_env({}, config_file=toml).trusted_proxies == ["::1", "192.168.0.0/16"]
+    for bad in ("10.0.0.0/33", "10.0.0.1/8", "proxy.local"):
+        with pytest.raises(ConfigError) as e:
+            Settings.from_env({"RAG_RLM_TRUSTED_PROXIES": f"127.0.0.1,{bad}"})
+        assert e.value.setting == "trusted_proxies" and repr(bad) in str(e.value)
+    toml.write_text('trusted_proxies = "10.0.0.1"\n')
+    with pytest.raises(ConfigError, match="expected list"):
+        Settings.from_env({}, config_file=toml)
+
+
+@pytest.mark.parametrize("setting", ["store_statement_timeout", "state_retention_days"])
+def test_negative_ops_durations_are_refused_and_zero_means_none(setting):
+    with pytest.raises(ConfigError) as e:
+        Settings.from_env({"RAG_RLM_" + setting.upper(): "-1"})
+    assert e.value.setting == setting
+    assert getattr(Settings.from_env({"RAG_RLM_" + setting.upper(): "0"}), setting) == 0
+
+
 def test_environment_overrides_toml_and_overrides_win(tmp_path):
     toml = tmp_path / "rag.toml"
     toml.write_text('top_k = 3\nmax_depth = 1\n')

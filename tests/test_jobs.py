@@ -14,6 +14,7 @@ from __future__ import annotations
 import asyncio
 import os
 import socket
+import sqlite3
 import subprocess
 import sys
 import threading
@@ -27,6 +28,7 @@ from test_server_support import LiveServer
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.errors import ConfigError
+from rag_rlm.memory.state import SqliteState
 from rag_rlm.server.jobs import INTERRUPTED
 from rag_rlm.server.limits import AnswerGate
 
@@ -277,6 +279,69 @@ def test_a_server_that_stops_fails_its_jobs_as_interrupted_and_removes_their_fol
         job = assistant.job(job_id)
         assert job["status"] == "failed" and job["error"] == INTERRUPTED, job
     assert uploads(assistant) == set()
+
+
+def backdate(assistant, kind: str, key: str, days: float) -> None:
+    """Make a state record look written `days` ago (behind the state store's back)."""
+    state = assistant.inner.state
+    if isinstance(state, SqliteState):
+        with sqlite3.connect(state.path) as conn:
+            conn.execute("UPDATE rag_rlm_state SET updated_at = updated_at - ? WHERE kind = ? AND key = ?",
+                         (days * 86400, kind, key))
+        return
+    import psycopg
+
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+
+    url = assistant.settings.store
+    with psycopg.connect(postgres_dsn(url), autocommit=True) as conn:
+        conn.execute("UPDATE rag_rlm_state SET updated_at = updated_at - make_interval(days => %s)"
+                     " WHERE kind = %s AND key = %s", (int(days), kind, key))
+    release_postgres(url)
+
+
+def test_old_traces_and_finished_jobs_are_pruned_at_start_and_active_jobs_kept(assistant):
+    from rag_rlm.assistant import JOB_CANCEL_KIND, JOB_KIND, TRACE_KIND
+
+    inner, tag = assistant.inner, uuid.uuid4().hex[:8]
+    alive = {"host": "elsewhere", "pid": 1, "boot": "x"}  # another machine, heartbeat fresh: still at work
+    jobs = {f"{age}-{status}-{tag}": (age, status) for age in ("old", "new") for status in ("done", "failed",
+                                                                                          "cancelled", "queued", "running")}
+    records = [(TRACE_KIND, f"old-{tag}"), (TRACE_KIND, f"new-{tag}"), (JOB_CANCEL_KIND, f"old-{tag}"),
+               *((JOB_KIND, job_id) for job_id in jobs)]
+    try:
+        for job_id, (_, status) in jobs.items():
+            now = time.time()
+            inner.save_job({"id": job_id, "status": status, "collection": "c", "tenant": None, "files": 1,
+                            "created": now, "heartbeat": now, "owner": alive})
+        for kind, key in records[:3]:
+            inner.state.put(kind, key, {"question": "q"})
+        for kind, key in records:
+            if key.startswith("old-"):
+                backdate(assistant, kind, key, days=31)  # the default retention is 30 days
+        with serve(assistant):
+            deadline = time.monotonic() + 15
+            while inner.trace(f"old-{tag}") is not None:  # pruned by the server's thread, at start
+                assert time.monotonic() < deadline
+                time.sleep(0.05)
+        kept = {key for kind, key in records if inner.state.get(kind, key) is not None}
+        assert kept == {f"new-{tag}", *(j for j, (age, status) in jobs.items() if age == "new" or status in
+                                        ("queued", "running"))}
+        assert inner.job(f"old-running-{tag}")["status"] == "running"
+    finally:
+        for kind, key in records:  # the PostgreSQL state is shared by the run
+            inner.state.delete(kind, key)
+
+
+def test_state_retention_zero_keeps_everything():
+    from rag_rlm.server.retention import Retention
+
+    retention = Retention(None, days=0)
+    retention.start()  # starts nothing
+    retention.close()
+    assert retention._thread is None
+    with pytest.raises(ConfigError, match="state_retention_days"):
+        Settings(state_retention_days=-1)
 
 
 # -- the capacity jobs share with answers, and their settings ---------------------------------

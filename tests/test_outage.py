@@ -9,6 +9,7 @@ stops and starts it with pg_ctl.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -133,3 +134,148 @@ def test_a_database_error_names_no_sql_and_no_table(pg_url, embedder, collection
         assert "rag_rlm_" not in message and "SELECT" not in message.upper() and "LINE" not in message
     finally:
         store.close()
+
+
+def test_a_statement_over_store_statement_timeout_is_a_store_error_in_time(pg_url, embedder, collection):
+    """A query the server does not finish (here: a sleep, and a read blocked by a lock nobody
+    releases) is cancelled after `store_statement_timeout` on every pooled connection of both
+    stores, and is a StoreError (503) saying so, not a request hung for as long as the lock lasts."""
+    import psycopg
+
+    from rag_rlm.errors import StoreError
+    from rag_rlm.memory import open_store
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+    from rag_rlm.memory.state import open_state
+    from rag_rlm.types import Chunk, Document
+
+    limit = 0.5
+    store = open_store(pg_url, statement_timeout=limit)
+    state = open_state(pg_url, "unused", statement_timeout=limit)
+    dsn = postgres_dsn(pg_url)
+    release_postgres(pg_url)
+    try:
+        doc = Document("a.md", "A", "a.md", "The office opens at nine.", "h")
+        store.write_document(collection, doc, [Chunk(doc.id, 0, doc.text, 0, len(doc.text))], embedder.embed([doc.text]))
+        started = time.monotonic()
+        with pytest.raises(psycopg.errors.QueryCanceled), store._pool.connection() as conn:  # the pool's own connections
+            conn.execute("SELECT pg_sleep(30)")
+        assert time.monotonic() - started < limit + SLACK
+        with psycopg.connect(dsn) as blocker:  # holds the tables until the test ends its transaction
+            blocker.execute("LOCK TABLE rag_rlm_collections, rag_rlm_state IN ACCESS EXCLUSIVE MODE")
+            for name, call in (("store", lambda: store.collections()), ("state", lambda: state.get("memo", "k"))):
+                started = time.monotonic()
+                with pytest.raises(StoreError, match="did not finish in time") as e:
+                    call()
+                seconds = time.monotonic() - started
+                print(f"{name}: {e.value} in {seconds:.2f} s")
+                assert seconds < limit + SLACK
+            blocker.rollback()
+        assert [c.name for c in store.collections() if c.name == collection] == [collection]  # recovered
+    finally:
+        store.close()
+        state.close()
+
+
+def test_a_writer_waits_for_another_writer_of_its_document_beyond_the_statement_timeout(pg_url, embedder, collection):
+    """The per-document lock is held for a whole (possibly minutes long) write: waiting for it is
+    not a stuck statement."""
+    import psycopg
+
+    from rag_rlm.memory import open_store
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+    from rag_rlm.types import Chunk, Document
+
+    store = open_store(pg_url, statement_timeout=0.3)
+    dsn = postgres_dsn(pg_url)
+    release_postgres(pg_url)
+    try:
+        doc = Document("a.md", "A", "a.md", "The office opens at nine.", "h")
+        write = lambda: store.write_document(  # noqa: E731
+            collection, doc, [Chunk(doc.id, 0, doc.text, 0, len(doc.text))], embedder.embed([doc.text]))
+        write()
+        cid = int(store.version(collection).split(".")[0])
+        with psycopg.connect(dsn) as other:  # another writer of a.md, in its transaction
+            other.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (cid, doc.id))
+            timer = threading.Timer(1.0, other.rollback)
+            timer.start()
+            started = time.monotonic()
+            write()
+            assert time.monotonic() - started >= 0.9  # it waited, past the 0.3 s limit, and then wrote
+            timer.join()
+        assert store.documents(collection)["a.md"].chunk_count == 1
+    finally:
+        store.close()
+
+
+class FreezingProxy:
+    """TCP on loopback in front of the embedded PostgreSQL's unix socket, which can freeze: the
+    sockets stay open and nothing more is forwarded, as a hung server or a network that drops
+    packets looks to the client (a real partition cannot be made here without root's firewall)."""
+
+    def __init__(self, unix_socket: str):
+        import socket
+
+        self.frozen = threading.Event()
+        self._target = unix_socket
+        self._listener = socket.create_server(("127.0.0.1", 0))
+        self.port = self._listener.getsockname()[1]
+        threading.Thread(target=self._accept, daemon=True).start()
+
+    def _accept(self) -> None:
+        import socket
+
+        while True:
+            try:
+                client, _ = self._listener.accept()
+            except OSError:
+                return
+            server = socket.socket(socket.AF_UNIX)
+            server.connect(self._target)
+            for a, b in ((client, server), (server, client)):
+                threading.Thread(target=self._pump, args=(a, b), daemon=True).start()
+
+    def _pump(self, a, b) -> None:
+        try:
+            while data := a.recv(65536):
+                while self.frozen.is_set():
+                    time.sleep(0.02)
+                b.sendall(data)
+        except OSError:
+            pass
+
+    def close(self) -> None:
+        self._listener.close()
+
+
+def test_a_server_that_goes_silent_while_the_pool_is_idle_is_a_store_error_in_time(pg_url, embedder, collection):
+    """A pooled connection's check would wait for ever on a server that stopped answering
+    (statement_timeout cannot help: the server never sees the query); it is cut after
+    store_timeout, and the direct connection tried next gives up after libpq's connect_timeout."""
+    import psycopg
+
+    from rag_rlm.errors import StoreError
+    from rag_rlm.memory import open_store
+    from rag_rlm.memory.migrate import postgres_dsn, release_postgres
+    from rag_rlm.types import Chunk, Document
+
+    info = psycopg.conninfo.conninfo_to_dict(postgres_dsn(pg_url))
+    release_postgres(pg_url)
+    proxy = FreezingProxy(os.path.join(info["host"], f".s.PGSQL.{info.get('port') or 5432}"))
+    store = open_store(f"postgresql://{info['user']}@127.0.0.1:{proxy.port}/{info['dbname']}", timeout=1.0)
+    try:
+        doc = Document("a.md", "A", "a.md", "The office opens at nine.", "h")
+        store.write_document(collection, doc, [Chunk(doc.id, 0, doc.text, 0, len(doc.text))], embedder.embed([doc.text]))
+        assert store.version(collection)
+        proxy.frozen.set()
+        for _ in range(2):  # the first finds its pooled connection silent, the next one is refused as down
+            started = time.monotonic()
+            with pytest.raises(StoreError, match="unreachable"):
+                store.version(collection)
+            seconds = time.monotonic() - started
+            print(f"silent server: StoreError in {seconds:.2f} s")
+            assert seconds < 1.0 + 2 + SLACK  # store_timeout, then connect_timeout (libpq's minimum, 2 s)
+        proxy.frozen.clear()
+        assert store.version(collection)  # and once it answers again, the next request succeeds
+    finally:
+        store.close()
+        proxy.close()

@@ -138,6 +138,53 @@ def test_rate_limit_gives_429_with_retry_after(assistant):
         assert c.get("/health").status_code == 200  # probes are not rate limited
 
 
+def forged(address: str) -> dict[str, str]:
+    return {"X-Forwarded-For": address}
+
+
+def test_forwarded_for_is_ignored_unless_the_peer_is_a_trusted_proxy(assistant):
+    # one budget, the peer's, whatever address each request claims to come from
+    with LiveServer(open_settings(assistant, rate_limit_per_minute=2), assistant) as srv, srv.client() as c:
+        codes = [c.get("/v1/collections", headers=forged(f"203.0.113.{i}")).status_code for i in range(3)]
+        assert codes == [200, 200, 429]
+    s = open_settings(assistant, api_keys=KEYS, auth_failures_per_minute=2)
+    with LiveServer(s, assistant) as srv, srv.client("wrong") as c:
+        codes = [c.get("/v1/collections", headers=forged(f"203.0.113.{i}")).status_code for i in range(3)]
+        assert codes == [401, 401, 429]  # guessing keys under new forged addresses gains nothing
+
+
+def test_behind_a_trusted_proxy_each_forwarded_client_has_its_own_budget(assistant):
+    s = open_settings(assistant, rate_limit_per_minute=2, trusted_proxies=["127.0.0.1", "10.0.0.0/8"])
+    with LiveServer(s, assistant) as srv, srv.client() as c:
+        assert [c.get("/v1/collections", headers=forged("203.0.113.1")).status_code for _ in range(3)] == [200, 200, 429]
+        assert c.get("/v1/collections", headers=forged("203.0.113.2")).status_code == 200  # another client
+        # the right-most untrusted address counts: what a client wrote to the left of it does not,
+        # and a trusted proxy on the way (10.x) is skipped
+        assert c.get("/v1/collections", headers=forged("198.51.100.9, 203.0.113.1")).status_code == 429
+        assert c.get("/v1/collections", headers=forged("203.0.113.1, 10.1.2.3")).status_code == 429
+        assert c.get("/v1/collections").status_code == 200  # no header: the proxy itself
+    s = open_settings(assistant, api_keys=KEYS, auth_failures_per_minute=2, trusted_proxies=["127.0.0.1"])
+    with LiveServer(s, assistant) as srv, srv.client("wrong") as bad, srv.client("key-acme") as good:
+        assert [bad.get("/v1/collections", headers=forged("203.0.113.1")).status_code for _ in range(3)] == [
+            401, 401, 429]
+        assert good.get("/v1/collections", headers=forged("203.0.113.2")).status_code == 200  # not locked out
+
+
+def test_client_address_walks_forwarded_for_from_the_right():
+    from rag_rlm.server.proxies import client_address, trusted_networks
+
+    trusted = trusted_networks(["127.0.0.1", "10.0.0.0/8", "fd00::/8"])
+    assert client_address("192.0.2.1", ["203.0.113.5"], trusted) == "192.0.2.1"  # peer not trusted
+    assert client_address("127.0.0.1", ["203.0.113.5"], ()) == "127.0.0.1"  # nothing trusted
+    assert client_address("127.0.0.1", ["1.1.1.1, 203.0.113.5", "10.0.0.2"], trusted) == "203.0.113.5"
+    assert client_address("::ffff:127.0.0.1", ["2001:db8::7"], trusted) == "2001:db8::7"  # dual-stack peer
+    assert client_address("fd00::1", ["[2001:db8::7]:4711"], trusted) == "2001:db8::7"
+    assert client_address("127.0.0.1", ["203.0.113.5:8080"], trusted) == "203.0.113.5"
+    assert client_address("127.0.0.1", ["10.0.0.3, 10.0.0.2"], trusted) == "10.0.0.3"  # all trusted: left-most
+    assert client_address("127.0.0.1", ["203.0.113.5, unknown"], trusted) == "127.0.0.1"  # not an address: stop
+    assert client_address("127.0.0.1", ["unknown, 203.0.113.5"], trusted) == "203.0.113.5"
+
+
 def test_oversize_bodies_give_413(limited):
     with limited.client() as c:
         r = c.post("/v1/ask", json={"question": "x", "padding": "y" * 5000})

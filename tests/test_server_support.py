@@ -18,6 +18,7 @@ import uvicorn
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
 from rag_rlm.server import create_app
+from rag_rlm.server.app import UVICORN_OPTIONS
 
 SAMPLE = Path(__file__).resolve().parent.parent / "examples" / "sample"
 KEYS = {"key-acme": "acme", "key-beta": "beta"}
@@ -29,7 +30,8 @@ class LiveServer:
         self.sock.bind(("127.0.0.1", 0))
         self.port = self.sock.getsockname()[1]
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(settings, assistant=assistant), log_config=None, lifespan="on")
+        config = uvicorn.Config(create_app(settings, assistant=assistant), log_config=None, lifespan="on",
+                                **UVICORN_OPTIONS)  # as `serve` runs it
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, kwargs={"sockets": [self.sock]}, daemon=True)
 

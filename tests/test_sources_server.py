@@ -48,7 +48,7 @@ class _QuietHandler(http.server.SimpleHTTPRequestHandler):
 @pytest.fixture(scope="module")
 def server(pg_url, embedder, tmp_path_factory, roots):
     assistant = shared_assistant(pg_url, tmp_path_factory.mktemp("server_data"), embedder)
-    settings = open_settings(assistant, source_roots=(str(roots),), source_hosts=("127.0.0.1",),
+    settings = open_settings(assistant, source_roots=[str(roots)], source_hosts=["127.0.0.1"],
                              api_keys=KEYS, upload_workers=1)
     with LiveServer(settings, assistant) as srv:
         yield srv

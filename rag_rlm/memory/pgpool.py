@@ -11,7 +11,15 @@ to a minute, and the connections broken by the restart are handed out to the fir
 - Every connection is checked before use (`ConnectionPool.check_connection`, an empty query). We
   call it here rather than as the pool's `check=` callback because the pool sleeps a backoff
   second after each failed check and tries the next idle connection, and after a restart every
-  idle connection fails it.
+  idle connection fails it. The check has `timeout` too: a server (or network) that went silent
+  while the connection sat in the pool would otherwise block its read for ever (libpq has no
+  read timeout, and the server cannot time out what it never receives), so a watchdog shuts
+  the socket down and the check fails like any dead connection's.
+- `statement_timeout` (the `store_statement_timeout` setting) is set on every connection as it is
+  made: a statement that runs longer (a lock never released, a server too loaded to finish) is
+  cancelled by the server and is a StoreError, so it cannot hold a request and a pooled connection
+  for ever. It is enforced by the server: a server that stops answering altogether (a network
+  that drops packets) is bounded only by TCP (keepalives, `tcp_user_timeout` in the DSN).
 - A dead connection or an acquire timeout marks the store down. Requests then skip the pool and
   connect directly (refused at once while the outage lasts); the first that connects is served on
   that connection, and the pool replaces all its dead idle connections at once (`pool.check()`),
@@ -25,6 +33,8 @@ from __future__ import annotations
 
 import logging
 import math
+import os
+import socket
 import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -36,6 +46,7 @@ from psycopg_pool import ConnectionPool, PoolTimeout
 from ..errors import StoreError
 
 log = logging.getLogger("rag_rlm.store")
+QUERY_CANCELED = "57014"  # statement_timeout (or a cancel request)
 
 
 def connect_kwargs(timeout: float) -> dict[str, Any]:
@@ -52,6 +63,8 @@ def store_error(what: str, error: psycopg.Error) -> StoreError:
     log.warning("store error while %s: %s", what, error)
     if isinstance(error, psycopg.OperationalError) and _connection_lost(error):
         return StoreError(f"{what}: the connection to PostgreSQL was lost; retry shortly")
+    if error.sqlstate == QUERY_CANCELED:
+        return StoreError(f"{what}: the database did not finish in time (store_statement_timeout); retry shortly")
     state = f", SQLSTATE {error.sqlstate}" if error.sqlstate else ""
     return StoreError(f"{what}: database error ({type(error).__name__}{state})")
 
@@ -65,16 +78,17 @@ def _connection_lost(error: psycopg.Error) -> bool:
 class StorePool:
     """A `ConnectionPool` with the outage behaviour described in the module docstring."""
 
-    def __init__(self, dsn: str, *, timeout: float, max_size: int, name: str,
+    def __init__(self, dsn: str, *, timeout: float, max_size: int, name: str, statement_timeout: float = 0.0,
                  configure: Callable[[psycopg.Connection], None] | None = None, autocommit: bool = False):
         self.timeout = timeout
+        self.statement_timeout = statement_timeout
         self._dsn = dsn
         self._configure = configure
         self._kwargs = {**connect_kwargs(timeout), "autocommit": autocommit}
         self._down = threading.Event()  # set when a request found the store unreachable
         try:
             self._pool = ConnectionPool(
-                dsn, min_size=1, max_size=max_size, kwargs=self._kwargs, configure=configure, name=name,
+                dsn, min_size=1, max_size=max_size, kwargs=self._kwargs, configure=self._setup, name=name,
                 timeout=timeout, reconnect_timeout=max(timeout, 1.0), open=True)
         except psycopg.Error as e:
             raise store_error("opening the connection pool", e) from e
@@ -99,6 +113,17 @@ class StorePool:
     def close(self) -> None:
         self._pool.close()
 
+    def _setup(self, conn: psycopg.Connection) -> None:
+        """A new connection: its statement timeout (a session setting, not a libpq `options`
+        parameter, so a DSN's own options stay), then the store's own configuration."""
+        if self.statement_timeout > 0:
+            conn.execute("SELECT set_config('statement_timeout', %s, false)",
+                         (f"{max(1, round(self.statement_timeout * 1000))}ms",))
+        if self._configure is not None:
+            self._configure(conn)
+        if not conn.autocommit:
+            conn.commit()
+
     def _checked(self) -> psycopg.Connection | None:
         """A pooled connection that answers, or None when it did not (the server restarted or
         stopped since it was last used)."""
@@ -108,7 +133,8 @@ class StorePool:
             self._mark_down(f"no connection within {self.timeout:g} s")
             raise unreachable(self.timeout) from None
         try:
-            ConnectionPool.check_connection(conn)
+            with _deadline(conn, self.timeout):
+                ConnectionPool.check_connection(conn)
         except psycopg.Error:
             self._pool.putconn(conn)  # broken: the pool discards it
             self._mark_down("a pooled connection was dead")
@@ -120,8 +146,7 @@ class StorePool:
         """After an outage: one connection of our own (refused at once while the server is down)."""
         try:
             conn = psycopg.connect(self._dsn, **self._kwargs)
-            if self._configure is not None:
-                self._configure(conn)
+            self._setup(conn)
         except psycopg.OperationalError as e:
             log.debug("store still unreachable: %s", e)
             raise unreachable(self.timeout) from None
@@ -136,3 +161,31 @@ class StorePool:
         if not self._down.is_set():
             log.warning("store unreachable (%s); requests fail fast until it answers again", why)
         self._down.set()
+
+
+@contextmanager
+def _deadline(conn: psycopg.Connection, seconds: float) -> Iterator[None]:
+    """Shut the connection's socket down if the block has not finished within `seconds`: a read
+    blocked on a silent server then returns, and psycopg raises OperationalError."""
+    lock, finished = threading.Lock(), threading.Event()
+
+    def cut() -> None:
+        with lock:  # never after the block ended: the connection may be someone else's by then
+            if finished.is_set():
+                return
+            log.warning("store connection did not answer within %g s; closing it", seconds)
+            try:
+                with socket.socket(fileno=os.dup(conn.fileno())) as sock:
+                    sock.shutdown(socket.SHUT_RDWR)
+            except OSError:
+                pass
+
+    timer = threading.Timer(seconds, cut)
+    timer.daemon = True
+    timer.start()
+    try:
+        yield
+    finally:
+        with lock:
+            finished.set()
+        timer.cancel()

@@ -34,7 +34,7 @@ from pgvector.psycopg import register_vector
 from psycopg import sql
 from psycopg.types.json import Jsonb
 
-from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
+from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
 from . import pgsearch
@@ -70,18 +70,22 @@ class PgVectorStore:
     """The Store Protocol on PostgreSQL; safe to share between threads (a connection pool)."""
 
     def __init__(self, dsn: str, *, pool_size: int = 8, ef_search: int = EF_SEARCH,
-                 timeout: float = DEFAULT_STORE_TIMEOUT, on_close: Callable[[], None] | None = None):
+                 timeout: float = DEFAULT_STORE_TIMEOUT, statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT,
+                 on_close: Callable[[], None] | None = None):
         ensure_migrated(dsn, timeout)
         self.ef_search = ef_search  # read per search, so it may be tuned on a live store
         self._bulk: set[str] = set()  # collections inside bulk_load(): no HNSW index until the end
         self._lock = threading.Lock()
-        self._pool = StorePool(dsn, timeout=timeout, max_size=pool_size, configure=_configure, name="rag_rlm.store")
+        self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=pool_size,
+                               configure=_configure, name="rag_rlm.store")
         self._on_close = on_close
 
     @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PgVectorStore:
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> PgVectorStore:
         """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
-        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, on_close=release))
+        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, statement_timeout=statement_timeout,
+                                                           on_close=release))
 
     # -- writes ---------------------------------------------------------------------------------
 
@@ -221,6 +225,7 @@ class PgVectorStore:
             row = _find_collection(conn, collection)
             if row is not None:
                 conn.execute("SET LOCAL maintenance_work_mem = '1GB'")  # keep the graph in memory
+                conn.execute("SET LOCAL statement_timeout = 0")  # a big build takes minutes: not a stuck query
                 _create_hnsw_index(conn, row[0])
 
     # -- reads ----------------------------------------------------------------------------------
@@ -405,8 +410,13 @@ def _collection_row(conn: psycopg.Connection, name: str) -> tuple[int, int]:
 
 
 def _lock_document(conn: psycopg.Connection, cid: int, document_id: str) -> None:
-    """Writers of one document take turns (until commit); writers of different ones do not."""
+    """Writers of one document take turns (until commit); writers of different ones do not.
+    The wait is exempt from `statement_timeout`: a large document's write holds the lock for
+    minutes, and the writer after it should wait, not fail."""
+    row = conn.execute("SELECT current_setting('statement_timeout'), set_config('statement_timeout', '0', true)"
+                       ).fetchone()
     conn.execute("SELECT pg_advisory_xact_lock(%s, hashtext(%s))", (cid, document_id))
+    conn.execute("SELECT set_config('statement_timeout', %s, true)", (row[0] if row else "0",))
 
 
 def _bump_version(conn: psycopg.Connection, cid: int) -> None:

@@ -20,7 +20,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any, Protocol, runtime_checkable
 
-from ..config import DEFAULT_STORE_TIMEOUT
+from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
 from ..errors import StoreError
 
 _SQLITE_SCHEMA = (
@@ -57,11 +57,12 @@ class StateStore(Protocol):
         ...
 
 
-def open_state(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> StateStore:
+def open_state(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+               statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> StateStore:
     """The state store that goes with a vector store URL (see the module docstring)."""
     scheme = store_url.partition("://")[0]
     if scheme in ("pgserver", "postgresql", "postgres"):
-        return PostgresState.from_url(store_url, timeout=timeout)
+        return PostgresState.from_url(store_url, timeout=timeout, statement_timeout=statement_timeout)
     return SqliteState(Path(data_dir) / "state.sqlite3")
 
 
@@ -163,7 +164,8 @@ class PostgresState:
     """The `rag_rlm_state` table; a small connection pool, so threads do not queue on one socket
     (with the vector store's outage behaviour: `pgpool.StorePool`)."""
 
-    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT, on_close: Any = None):
+    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
         import psycopg
 
         from .migrate import ensure_migrated
@@ -171,15 +173,18 @@ class PostgresState:
 
         ensure_migrated(dsn, timeout)
         self._psycopg = psycopg
-        self._pool = StorePool(dsn, timeout=timeout, max_size=4, autocommit=True, name="rag_rlm.state")
+        self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=4,
+                               autocommit=True, name="rag_rlm.state")
         self._on_close = on_close
 
     @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PostgresState:
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> PostgresState:
         """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
         from .migrate import open_postgres
 
-        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, on_close=release))
+        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, statement_timeout=statement_timeout,
+                                                           on_close=release))
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         row = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND key = %s", (kind, key))

@@ -10,6 +10,7 @@ from typing import Any
 
 from litestar import Litestar, Router
 from litestar.di import Provide
+from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
@@ -20,8 +21,11 @@ from . import ask, chat, documents, ops, sources, web
 from .context import ServerContext, provide_caller, provide_context
 from .errors import EXCEPTION_HANDLERS
 from .observe import before_send, configure_logging, timing_middleware
+from .proxies import ForwardedFor, trusted_networks
 
 log = logging.getLogger("rag_rlm.server")
+# uvicorn trusts X-Forwarded-For from 127.0.0.1 by default: off, so `trusted_proxies` alone decides
+UVICORN_OPTIONS: dict[str, Any] = {"proxy_headers": False}
 
 
 def _openapi() -> OpenAPIConfig:
@@ -58,10 +62,11 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
         route_handlers=[api, uploads, ops.health, ops.metrics, *web.routes()],
         dependencies={"ctx": Provide(provide_context, sync_to_thread=False)},
         exception_handlers=EXCEPTION_HANDLERS,
-        middleware=[timing_middleware],
+        middleware=[DefineMiddleware(ForwardedFor, trusted=trusted_networks(settings.trusted_proxies)),
+                    timing_middleware],
         before_send=[before_send],
         state=_state(ctx),
-        on_startup=[lambda: ctx.start()],  # jobs left by a stopped server, then the source scheduler
+        on_startup=[lambda: ctx.start()],  # jobs left by a stopped server, the source scheduler, pruning
         on_shutdown=[lambda: ctx.close()],
         openapi_config=_openapi(),
         request_max_body_size=settings.max_body_bytes,
@@ -100,7 +105,7 @@ def settings_to_env(settings: Settings) -> dict[str, str]:
         value = getattr(settings, f.name)
         if isinstance(value, dict):
             text = ",".join(f"{k}={v}" for k, v in value.items())
-        elif isinstance(value, tuple):
+        elif isinstance(value, list):
             text = ",".join(value)
         elif isinstance(value, bool):
             text = "true" if value else "false"
@@ -116,7 +121,7 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None, 
     settings = settings.replace(host=host or settings.host, port=port or settings.port)
     configure_logging(settings.log_level)
     common: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_config": None,
-                              "log_level": settings.log_level, "timeout_graceful_shutdown": 10}
+                              "log_level": settings.log_level, "timeout_graceful_shutdown": 10, **UVICORN_OPTIONS}
     if workers <= 1:
         uvicorn.run(create_app(settings), **common)
         return

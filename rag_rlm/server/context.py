@@ -15,6 +15,7 @@ from .errors import ApiError
 from .jobs import JobRunner
 from .limits import AnswerGate, RateLimiter
 from .metrics import Metrics
+from .retention import Retention
 from .schedule import SourceScheduler
 
 
@@ -33,6 +34,7 @@ class ServerContext:
     executor: ThreadPoolExecutor = field(init=False)
     jobs: JobRunner = field(init=False)  # upload and sync jobs: started with the app, closed with it
     scheduler: SourceScheduler = field(init=False)  # syncs on schedules and folder changes
+    retention: Retention = field(init=False)  # prunes old traces and jobs: started with the app
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -42,12 +44,15 @@ class ServerContext:
         self.executor = ThreadPoolExecutor(s.max_concurrent_answers, thread_name_prefix="answer")
         self.jobs = JobRunner(self.assistant, s, self.gate)
         self.scheduler = SourceScheduler(self)
+        self.retention = Retention(self.assistant, s.state_retention_days)
 
     def start(self) -> None:
         self.jobs.start()  # marks jobs of a stopped server failed, cleans folders
         self.scheduler.start()
+        self.retention.start()  # prunes old records
 
     def close(self) -> None:
+        self.retention.close()
         self.scheduler.close()
         self.jobs.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
