@@ -1,14 +1,18 @@
 """The web page in a real headless Chromium (Debian's, driven by Playwright) against a real server
 on loopback over the sample corpus: a streamed cited answer, the cited span highlighted in its
-document, a follow-up, a not-found answer, upload -> ask -> delete, and a wrong API key.
+document, a follow-up, a not-found answer, upload -> ask -> delete, a folder source added, synced
+and removed from the Documents view, and a wrong API key.
 
 The browser is /usr/bin/chromium (`make install` puts it there with apt-get); never downloaded."""
 
 from __future__ import annotations
 
+import functools
 import json
 import re
+import threading
 import uuid
+from http.server import SimpleHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
 import httpx
@@ -29,15 +33,31 @@ def assistant(pg_url, embedder, tmp_path_factory):
     return shared_assistant(pg_url, tmp_path_factory.mktemp("web_data"), embedder)
 
 
+# No server here watches folders: whichever leads the scheduler would sync a changed source folder
+# by itself, and the sources test wants the sync its Sync now button starts.
 @pytest.fixture(scope="module")
 def server(assistant):
-    with LiveServer(open_settings(assistant), assistant) as srv:
+    with LiveServer(open_settings(assistant, source_watch=False), assistant) as srv:
         yield srv
 
 
 @pytest.fixture(scope="module")
 def keyed_server(assistant):
-    with LiveServer(open_settings(assistant, api_keys=KEYS), assistant) as srv:
+    with LiveServer(open_settings(assistant, api_keys=KEYS, source_watch=False), assistant) as srv:
+        yield srv
+
+
+@pytest.fixture(scope="module")
+def source_root(tmp_path_factory):
+    return tmp_path_factory.mktemp("web_source_root")
+
+
+@pytest.fixture(scope="module")
+def sources_server(assistant, source_root):
+    """A server whose callers may add folders under source_root and sites on loopback as sources."""
+    settings = open_settings(assistant, source_roots=(str(source_root),), source_hosts=("127.0.0.1",),
+                             source_watch=False)
+    with LiveServer(settings, assistant) as srv:
         yield srv
 
 
@@ -200,6 +220,127 @@ def test_upload_drop_list_ask_and_delete_a_document(page):
     delete.click()  # the second click confirms
     expect(row).to_have_count(0)
     expect(page.locator("#upload-status")).to_contain_text("Deleted zephyr.md")
+
+
+def test_a_folder_source_is_added_synced_and_removed_from_the_documents_view(browser, sources_server, source_root,
+                                                                             tmp_path):
+    folder = source_root / "handbook"
+    (folder / "guides").mkdir(parents=True)
+    (folder / "parking.md").write_text("# Parking\n\nVisitors park on level 2 of the Quill garage.\n")
+    (folder / "guides" / "badges.md").write_text("# Badges\n\nA lost badge is replaced at the front desk.\n")
+    context = browser.new_context(viewport={"width": 1180, "height": 860})
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    errors: list[str] = []
+    page.on("pageerror", lambda e: errors.append(str(e)))
+    page.goto(sources_server.url + "/#documents")
+    page.fill("#new-collection-name", "src_" + uuid.uuid4().hex[:8])
+    page.press("#new-collection-name", "Enter")
+    expect(page.locator("#sources-empty")).to_be_visible()
+
+    def add_source(name: str, location: str) -> None:
+        if page.locator("#add-source").get_attribute("open") is None:
+            page.click("#add-source > summary")
+        page.fill("#source-name", name)
+        page.select_option("#source-kind", "git")
+        expect(page.locator("#source-branch")).to_be_visible()
+        page.select_option("#source-kind", "folder")
+        expect(page.locator("#source-branch")).to_be_hidden()  # a branch is for Git sources
+        page.fill("#source-location", location)
+        page.click("#source-form button[type=submit]")
+
+    # added through the form: its first sync runs, its documents are listed with their paths
+    add_source("handbook", str(folder))
+    item = page.locator('#sources-list li[data-source="handbook"]')
+    expect(item.locator(".source-head")).to_contain_text(str(folder))
+    last = item.locator(".source-last")
+    expect(last).to_contain_text("2 added, 0 updated, 0 deleted, 0 unchanged, 0 failed")
+    expect(last).to_contain_text("2 files")
+    expect(last.locator(".sync-done")).to_have_text("done")
+    expect(item.locator(".source-schedule")).to_contain_text("syncs when asked")
+    row = page.locator('#docs-table tr[data-id="handbook/parking.md"]')
+    expect(row).to_be_visible()
+    expect(row.locator(".doc-source")).to_have_text("parking.md")  # the location in the folder
+    expect(page.locator('#docs-table tr[data-id="handbook/guides/badges.md"]')).to_be_visible()
+
+    # a file changed in the folder: Sync now updates that one document only
+    (folder / "parking.md").write_text("# Parking\n\nSince May, visitors park on level 3 of the Quill garage.\n")
+    item.get_by_role("button", name="Sync handbook now").click()
+    expect(last).to_contain_text("0 added, 1 updated, 0 deleted, 1 unchanged, 0 failed")
+    expect(item.locator("button.sync")).to_be_enabled()
+    row.locator("button.link").click()
+    expect(page.locator("#viewer-text")).to_contain_text("level 3")
+    page.click("#viewer-close")
+
+    # a folder that is gone: the sync fails, says why, and the documents stay
+    folder.rename(source_root / "moved")
+    item.get_by_role("button", name="Sync handbook now").click()
+    expect(last.locator(".sync-failed")).to_have_text("failed")
+    expect(last.locator(".error")).to_contain_text("does not exist or is not a folder")
+    expect(item.locator(".source-progress")).to_have_text("")  # said once, in the last sync
+    expect(page.locator("#docs-table tbody tr")).to_have_count(2)
+    (source_root / "moved").rename(folder)
+
+    # the server's reasons, next to the field they are about
+    add_source("elsewhere", str(tmp_path))
+    location_error = page.locator("#source-location-error")
+    expect(location_error).to_be_visible()
+    expect(location_error).to_contain_text("is not under a folder of source_roots")
+    expect(page.locator("#source-location")).to_have_attribute("aria-invalid", "true")
+    add_source("handbook", str(folder))
+    expect(page.locator("#source-name-error")).to_contain_text("already has a source named 'handbook'")
+    expect(location_error).to_be_hidden()
+    expect(page.locator("#sources-list li")).to_have_count(1)
+
+    # removed (two clicks), with its documents
+    remove = item.locator("button.remove")
+    remove.click()
+    expect(remove).to_have_text("Confirm remove")
+    remove.click()
+    expect(item).to_have_count(0)
+    expect(page.locator("#sources-status")).to_contain_text("Removed source handbook and its 2 documents")
+    expect(page.locator("#sources-empty")).to_be_visible()
+    expect(page.locator("#docs-table tbody tr")).to_have_count(0)
+    context.close()
+    assert not errors, f"JavaScript errors on the page: {errors}"
+
+
+class QuietFiles(SimpleHTTPRequestHandler):
+    """A folder served over HTTP, without a log line per request."""
+
+    def log_message(self, *args: object) -> None:
+        pass
+
+
+def test_a_web_sources_pages_link_to_their_urls(browser, sources_server, tmp_path):
+    (tmp_path / "index.html").write_text('<html><head><title>Canteen</title></head><body><p>The canteen opens '
+                                         'at 11:30.</p><a href="menu.html">Menu</a></body></html>')
+    (tmp_path / "menu.html").write_text("<html><head><title>Menu</title></head><body><p>Soup on Mondays.</p>"
+                                        "</body></html>")
+    site = ThreadingHTTPServer(("127.0.0.1", 0), functools.partial(QuietFiles, directory=str(tmp_path)))
+    threading.Thread(target=site.serve_forever, daemon=True).start()
+    start = f"http://127.0.0.1:{site.server_address[1]}/"
+    context = browser.new_context()
+    context.set_default_timeout(TIMEOUT_MS)
+    page = context.new_page()
+    try:
+        page.goto(sources_server.url + "/#documents")
+        page.fill("#new-collection-name", "web_src_" + uuid.uuid4().hex[:8])
+        page.press("#new-collection-name", "Enter")
+        page.click("#add-source > summary")
+        page.fill("#source-name", "canteen")
+        page.select_option("#source-kind", "web")
+        page.fill("#source-location", start)
+        page.click("#source-form button[type=submit]")
+        item = page.locator('#sources-list li[data-source="canteen"]')
+        expect(item.locator(".source-last")).to_contain_text("2 added")
+        expect(item.locator(".source-last")).to_contain_text("2 pages")
+        link = page.locator("#docs-table a.doc-source", has_text="menu.html")
+        expect(link).to_have_attribute("href", start + "menu.html")
+    finally:
+        context.close()
+        site.shutdown()
+        site.server_close()
 
 
 def test_a_wrong_api_key_shows_the_error_and_the_right_one_is_kept(browser, keyed_server):

@@ -1,8 +1,10 @@
 // The Documents view: list a collection's documents, upload files (drop or pick) with the
-// upload's and the ingest job's progress, delete a document (two clicks: no native dialog).
+// upload's and the ingest job's progress, delete a document (two clicks: no native dialog); the
+// collection's sources are sources.js's.
 
 import { api, docPath, enc, upload } from "./api.js";
 import { clear, h } from "./dom.js";
+import { documentSource, SourcesView } from "./sources.js";
 
 const $ = (id) => document.getElementById(id);
 
@@ -10,6 +12,10 @@ export class DocumentsView {
   // ctx: {collection(), openDocument(doc), collectionsChanged()}
   constructor(ctx) {
     this.ctx = ctx;
+    this.sources = new SourcesView({
+      collection: ctx.collection,
+      documentsChanged: () => { this.load({ keepError: true, sources: false }); ctx.collectionsChanged(); },
+    });
     const zone = $("dropzone");
     for (const ev of ["dragenter", "dragover"]) {
       zone.addEventListener(ev, (e) => { e.preventDefault(); zone.classList.add("over"); });
@@ -34,8 +40,10 @@ export class DocumentsView {
   }
 
   // keepError: after an upload or delete, whose error (if any) must stay on screen
-  async load({ keepError = false } = {}) {
+  // sources: the collection's sources are listed again too
+  async load({ keepError = false, sources = true } = {}) {
     const name = this.ctx.collection();
+    if (sources) this.sources.load();
     $("docs-collection").textContent = name || "—";
     const body = $("docs-table").querySelector("tbody");
     if (!name) { clear(body); $("docs-empty").hidden = false; return; }
@@ -62,7 +70,7 @@ export class DocumentsView {
       body.append(h("tr", { "data-id": d.id },
         h("td", {}, h("button", { type: "button", class: "link",
           onclick: () => this.ctx.openDocument({ documentId: d.id, title: d.title, source: d.source }) },
-        d.title || d.id)),
+        d.title || d.id), documentSource(d)),
         h("td", {}, h("code", {}, d.id)),
         h("td", { class: "num" }, String(d.chunks ?? "")),
         h("td", { class: "actions" }, del)));
