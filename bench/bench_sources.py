@@ -143,6 +143,8 @@ def bench_git(repo: str, work: Path) -> None:
     print(f"git     {repo}  first sync (clone + ingest) {first.seconds:6.2f} s  files {first.reader.get('files')}"
           f"  added {first.added}  failed {first.failed}  chunks {first.chunks_written}"
           f"  commit {first.reader.get('commit', '')[:12]}")
+    for failure in first.failures:
+        print(f"git       failed: {failure['item']}: {failure['reason'][:100]}")
     print(f"git     {repo}  sync with no new commit {second.seconds:6.2f} s  unchanged {second.unchanged}"
           f"  chunks re-embedded {second.chunks_written}")
 
