@@ -138,6 +138,44 @@ class _Plan:
     def gone(self) -> list[str]:
         return [k for k in self.previous if k not in self.seen]
 
+    def renamed(self, store: Store) -> Iterator[Document]:
+        """Renames: a new item whose bytes are those of an item gone from the source takes over its
+        document (same chunks, same vectors, new id and location). Anything else is written anew."""
+        gone = set(self.gone())
+        for item, digest in self.moves:
+            old_key = self.by_hash.get(digest)
+            old = self.previous.get(old_key) if old_key in gone else None
+            if old is None or old_key not in self.intact:
+                yield from self._parse(item, digest)
+                continue
+            gone.discard(old_key)
+            (old_id, content_hash), = old.documents.items()
+            new_id = document_id(self.spec, item.key)
+            record = store.documents(self.spec.collection).get(old_id)
+            metadata = {**(record.metadata if record else {}), "location": item.location}
+            if store.rename_document(self.spec.collection, old_id, new_id, source=item.location, metadata=metadata):
+                self.summary.renamed += 1
+                self.entries[item.key] = Entry(item.signal, digest, item.location, {new_id: content_hash}, dict(item.extra))
+                self.previous.pop(old_key)  # taken over: not deleted below
+            else:
+                yield from self._parse(item, digest)
+
+
+    def delete_gone(self, store: Store) -> None:
+        for key in self.gone():
+            for doc_id in self.previous[key].documents:
+                self.summary.deleted += bool(store.delete_document(self.spec.collection, doc_id))
+
+
+    def recorded(self, store: Store) -> dict[str, Entry]:
+        """What the next sync starts from: each item whose documents the store now holds as
+        recorded. An item that failed, was not reached, or whose write did not complete keeps its
+        earlier entry (read again next time; deleted when it leaves the source)."""
+        stored = _stored(store, self.spec.collection)
+        kept = {k: e for k, e in self.previous.items() if k in self.seen or not self.complete}
+        written = {k: e for k, e in self.entries.items() if e.intact(stored)}
+        return {**kept, **written}
+
 
 def _parse_path(spec: SourceSpec, item: Item) -> PurePosixPath:
     """The name the parser sees: it picks the format by suffix, and a page with no title of its
@@ -170,10 +208,10 @@ def sync(
     items = reader.read(plan.known(), stop)
     _write(plan.documents(items, stop), spec, store, embedder, settings, stop, progress, summary)
     if plan.complete:
-        _write(_moved(plan, store), spec, store, embedder, settings, stop, progress, summary)
-        _delete(plan, store)
+        _write(plan.renamed(store), spec, store, embedder, settings, stop, progress, summary)
+        plan.delete_gone(store)
     summary.reader = reader.describe()
-    registry.save_entries(spec, _recorded(plan, store))
+    registry.save_entries(spec, plan.recorded(store))
     summary.status = "cancelled" if stop.is_set() else "done"
     summary.finished = time.time()
     summary.seconds = round(summary.finished - summary.started, 3)
@@ -197,43 +235,3 @@ def _write(documents: Iterable[Document], spec: SourceSpec, store: Store, embedd
     summary.chunks_written += done.chunks_written
     for failure in done.failed:
         summary.fail(failure["path"], failure["reason"])
-
-
-def _moved(plan: _Plan, store: Store) -> Iterator[Document]:
-    """Renames: a new item whose bytes are those of an item gone from the source takes over its
-    document (same chunks, same vectors, new id and location). Anything else is written anew."""
-    gone = set(plan.gone())
-    for item, digest in plan.moves:
-        old_key = plan.by_hash.get(digest)
-        old = plan.previous.get(old_key) if old_key in gone else None
-        if old is None or old_key not in plan.intact:
-            yield from plan._parse(item, digest)
-            continue
-        gone.discard(old_key)
-        (old_id, content_hash), = old.documents.items()
-        new_id = document_id(plan.spec, item.key)
-        record = store.documents(plan.spec.collection).get(old_id)
-        metadata = {**(record.metadata if record else {}), "location": item.location}
-        if store.rename_document(plan.spec.collection, old_id, new_id, source=item.location, metadata=metadata):
-            plan.summary.renamed += 1
-            plan.entries[item.key] = Entry(item.signal, digest, item.location, {new_id: content_hash}, dict(item.extra))
-            plan.previous.pop(old_key)  # taken over: not deleted below
-        else:
-            yield from plan._parse(item, digest)
-
-
-def _delete(plan: _Plan, store: Store) -> None:
-    for key in plan.gone():
-        for doc_id in plan.previous[key].documents:
-            plan.summary.deleted += bool(store.delete_document(plan.spec.collection, doc_id))
-
-
-def _recorded(plan: _Plan, store: Store) -> dict[str, Entry]:
-    """What the next sync starts from: each item whose documents the store now holds as
-    recorded. An item that failed, was not reached, or whose write did not complete keeps its
-    earlier entry (read again next time; deleted when it leaves the source)."""
-    stored = _stored(store, plan.spec.collection)
-    kept = {k: e for k, e in plan.previous.items() if k in plan.seen or not plan.complete}
-    written = {k: e for k, e in plan.entries.items() if e.intact(stored)}
-    return {**kept, **written}
-
