@@ -1,0 +1,159 @@
+"""Access groups in the stores (one contract over pgvector and Qdrant local mode), the ingest
+pipeline and the settings; the no-leak tests over HTTP are in test_access.py."""
+
+from __future__ import annotations
+
+import hashlib
+
+import numpy as np
+import pytest
+
+from rag_rlm.access import EVERYTHING, Access, GroupError, parse_groups, parse_key_spec
+from rag_rlm.memory import open_store
+from rag_rlm.types import Chunk, Document
+
+# doc id -> (groups, chunk texts)
+CORPUS = {
+    "volcano": ((), ["Volcanoes erupt when molten magma rises through the crust and escapes as lava.",
+                     "Mount Etna in Sicily is one of the most active volcanoes in the world."]),
+    "salaries": (("hr",), ["Salary bands: an engineer at level 3 earns between 70,000 and 85,000 euros.",
+                           "The volcano research team's salary band is reviewed every March."]),
+    "budget": (("finance",), ["The volcano observatory budget for next year is 2.4 million euros."]),
+    "board": (("finance", "hr"), ["The board approved the volcano fieldwork bonus for HR and finance."]),
+}
+QUESTION = "How much do people at the volcano team earn?"
+
+
+@pytest.fixture
+def store(store_url):
+    s = open_store(store_url)
+    yield s
+    s.close()
+
+
+def write(store, collection, embedder, doc_id, groups, texts, vectors=None) -> None:
+    text = "\n\n".join(texts)
+    doc = Document(id=doc_id, title=doc_id.title(), source=f"/docs/{doc_id}.txt", text=text,
+                   content_hash=hashlib.sha256(text.encode()).hexdigest(), groups=tuple(groups))
+    chunks, pos = [], 0
+    for i, t in enumerate(texts):
+        start = text.index(t, pos)
+        chunks.append(Chunk(doc_id, i, t, start, start + len(t)))
+        pos = start + len(t)
+    store.write_document(collection, doc, chunks, embedder.embed(texts) if vectors is None else vectors)
+
+
+def load(store, collection, embedder) -> None:
+    for doc_id, (groups, texts) in CORPUS.items():
+        write(store, collection, embedder, doc_id, groups, texts)
+
+
+def docs(spans) -> set[str]:
+    return {s.document_id for s in spans}
+
+
+@pytest.mark.parametrize(("groups", "readable"), [
+    (None, {"volcano", "salaries", "budget", "board"}),  # no filter: the open server, the CLI
+    ((), {"volcano"}),  # a key without groups reads the documents without groups
+    (("hr",), {"volcano", "salaries", "board"}),
+    (("finance",), {"volcano", "budget", "board"}),
+    (("hr", "finance"), {"volcano", "salaries", "budget", "board"}),
+    (("no-such-group",), {"volcano"}),  # an unknown group matches nothing
+])
+def test_search_reads_only_what_the_groups_allow(store, collection, embedder, groups, readable):
+    load(store, collection, embedder)
+    q = embedder.embed([QUESTION])[0]
+    assert docs(store.search(collection, q, 20, groups=groups)) == readable
+    hybrid = store.search(collection, q, 20, text="salary band euros", groups=groups)
+    assert docs(hybrid) <= readable and docs(hybrid)
+    # with a `where` too: the two filters combine
+    assert docs(store.search(collection, q, 20, where={"document_id": "salaries"}, groups=groups)) \
+        == {"salaries"} & readable
+
+
+def test_records_carry_groups_and_set_groups_changes_them_without_reembedding(store, collection, embedder):
+    load(store, collection, embedder)
+    records = store.documents(collection)
+    assert records["salaries"].groups == ("hr",) and records["board"].groups == ("finance", "hr")
+    assert records["volcano"].groups == ()
+    q = embedder.embed([QUESTION])[0]
+    before = {s.id: s.score for s in store.search(collection, q, 20)}
+    version = store.version(collection)
+
+    assert store.set_groups(collection, "volcano", ["legal"]) is True
+    assert store.version(collection) != version  # memo entries of the old version die
+    assert store.documents(collection)["volcano"].groups == ("legal",)
+    assert "volcano" not in docs(store.search(collection, q, 20, groups=()))
+    assert "volcano" in docs(store.search(collection, q, 20, groups=("legal",)))
+    after = {s.id: s.score for s in store.search(collection, q, 20)}
+    assert after.keys() == before.keys()
+    assert all(abs(after[i] - before[i]) < 1e-5 for i in before)  # same vectors: nothing re-embedded
+    assert store.collection_info(collection).chunks == sum(len(t) for _, t in CORPUS.values())
+
+    assert store.set_groups(collection, "salaries", []) is True  # now everyone's
+    assert "salaries" in docs(store.search(collection, q, 20, groups=()))
+    assert store.set_groups(collection, "missing", ["hr"]) is False
+
+
+@pytest.mark.parametrize("every", [4, 30])  # 25% allowed (pgvector: a wider HNSW scan), 3.3% (exact)
+def test_a_selective_filter_still_finds_the_top_k_allowed_chunks(store, collection, embedder, every):
+    """Few allowed documents among many: the HNSW scan alone would keep only the allowed rows
+    among its candidates; the store must still return the k nearest allowed ones."""
+    rng = np.random.default_rng(7)
+    dim = embedder.dimension
+    vectors = rng.standard_normal((300, dim)).astype(np.float32)
+    vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
+    allowed = set(range(0, 300, every))
+    for i in range(300):
+        write(store, collection, embedder, f"d{i:03d}", ("hr",) if i in allowed else ("secret",),
+              [f"text {i}"], vectors[i:i + 1])
+    query = vectors[5] + 0.1 * vectors[90]
+    query /= np.linalg.norm(query)
+    truth = sorted(allowed, key=lambda i: -float(vectors[i] @ query))[:5]
+    got = store.search(collection, query, 5, groups=("hr",))
+    assert [s.document_id for s in got] == [f"d{i:03d}" for i in truth]
+    assert len(store.search(collection, query, 200, groups=("hr",))) == min(200, len(allowed))
+
+
+def test_pgvector_collection_from_before_access_groups(pg_url, collection, embedder):
+    """A chunk table made before migration 0003 (no groups column) gets it from the migration's
+    own SQL, and its documents read as everyone's."""
+    import psycopg
+
+    from rag_rlm.memory.migrate import MIGRATIONS_DIR, postgres_dsn
+
+    store = open_store(pg_url)
+    try:
+        load(store, collection, embedder)
+        with psycopg.connect(postgres_dsn(pg_url), autocommit=True) as conn:
+            cid = conn.execute("SELECT id FROM rag_rlm_collections WHERE name = %s", (collection,)).fetchone()[0]
+            conn.execute(f"ALTER TABLE rag_rlm_chunks_{cid} DROP COLUMN groups")
+            conn.execute((MIGRATIONS_DIR / "0003_access_groups.sql").read_text().encode())
+            assert conn.execute(f"SELECT count(*) FROM rag_rlm_chunks_{cid} WHERE groups = '{{}}'").fetchone()[0] == 6
+        assert docs(store.search(collection, embedder.embed([QUESTION])[0], 20, groups=())) == set(CORPUS)
+    finally:
+        store.close()
+
+
+# -- the values ---------------------------------------------------------------------------------
+
+def test_group_names_and_key_specs():
+    assert parse_groups(" hr, finance,hr ") == ("finance", "hr") and parse_groups("") == ()
+    for bad in ("hr,,finance", "h r", "ü", "a" * 64, "hr;drop"):
+        with pytest.raises(GroupError, match="group"):
+            parse_groups(bad)
+    assert parse_key_spec("acme") == ("acme", Access())
+    assert parse_key_spec("acme:hr|finance") == ("acme", Access(frozenset({"hr", "finance"})))
+    for bad in ("acme:", "acme:hr||x", "acme:hr,x", "acme:h r"):
+        with pytest.raises(GroupError, match="acme"):
+            parse_key_spec(bad)
+
+
+def test_access_allows_covers_and_round_trips():
+    hr, none = Access.of(["hr"]), Access()
+    assert hr.allows(()) and hr.allows(["hr", "x"]) and not hr.allows(["finance"])
+    assert none.allows(()) and not none.allows(["hr"]) and EVERYTHING.allows(["anything"])
+    assert hr.covers(none) and not none.covers(hr) and EVERYTHING.covers(hr) and not hr.covers(EVERYTHING)
+    assert Access.from_dict(hr.to_dict()) == hr and Access.from_dict(none.to_dict()) == none
+    assert Access.from_dict(None) == EVERYTHING  # a record from before groups: unrestricted callers only
+    assert len({hr.key, none.key, EVERYTHING.key}) == 3
