@@ -157,3 +157,89 @@ def test_access_allows_covers_and_round_trips():
     assert Access.from_dict(hr.to_dict()) == hr and Access.from_dict(none.to_dict()) == none
     assert Access.from_dict(None) == EVERYTHING  # a record from before groups: unrestricted callers only
     assert len({hr.key, none.key, EVERYTHING.key}) == 3
+
+
+# -- ingest ---------------------------------------------------------------------------------------
+
+def corpus(root):
+    root.mkdir(parents=True, exist_ok=True)
+    (root / "bands.md").write_text("# Salary bands\n\nLevel 3 engineers earn 70,000 to 85,000 euros.\n")
+    (root / "canteen.txt").write_text("The canteen serves lunch from noon to two.\n")
+    (root / "records.jsonl").write_text('{"id": "r1", "title": "R1", "text": "The board meets on Fridays."}\n')
+    return root
+
+
+def groups_of(store, collection) -> dict[str, tuple[str, ...]]:
+    return {doc_id: r.groups for doc_id, r in store.documents(collection).items()}
+
+
+def test_ingest_sets_groups_and_a_changed_groups_value_on_unchanged_content_is_applied(
+        tmp_path, store, embedder, settings, collection):
+    from rag_rlm.ingest.pipeline import ingest_paths
+
+    root = corpus(tmp_path / "docs")
+
+    def run(**kw):
+        return ingest_paths([root], collection=collection, store=store, embedder=embedder, settings=settings,
+                            progress=False, **kw)
+
+    first = run(groups=("hr",))
+    assert first.documents_new == 3 and set(groups_of(store, collection).values()) == {("hr",)}
+    version = store.version(collection)
+    again = run(groups=("finance", "hr"))  # same bytes, new groups: applied, nothing embedded
+    assert (again.documents_updated, again.documents_unchanged, again.chunks_written) == (3, 0, 0)
+    assert set(groups_of(store, collection).values()) == {("finance", "hr")}
+    assert store.version(collection) != version
+    kept = run()  # no groups given: the stored ones stay
+    assert (kept.documents_unchanged, kept.documents_updated) == (3, 0)
+    assert set(groups_of(store, collection).values()) == {("finance", "hr")}
+    (root / "canteen.txt").write_text("The canteen now serves lunch from 11:30.\n")
+    changed = run()  # new content, no groups given: the stored groups go with the new version
+    assert changed.documents_updated == 1 and groups_of(store, collection)["canteen.txt"] == ("finance", "hr")
+    cleared = run(groups=())
+    assert cleared.documents_updated == 3 and set(groups_of(store, collection).values()) == {()}
+
+
+def test_a_writer_cannot_replace_a_document_it_cannot_read(tmp_path, store, embedder, settings, collection):
+    from rag_rlm.ingest.pipeline import HIDDEN, ingest_paths
+
+    root = corpus(tmp_path / "docs")
+    ingest_paths([root / "bands.md"], collection=collection, store=store, embedder=embedder, settings=settings,
+                 progress=False, groups=("hr",))
+    hash_before = store.documents(collection)["bands.md"].content_hash
+    (root / "bands.md").write_text("# Salary bands\n\nOverwritten by someone outside HR.\n")
+    summary = ingest_paths([root], collection=collection, store=store, embedder=embedder, settings=settings,
+                           progress=False, groups=(), access=Access())
+    assert summary.documents_new == 2 and summary.failed == [{"path": str(root / "bands.md"), "reason": HIDDEN}]
+    assert store.documents(collection)["bands.md"].content_hash == hash_before
+    assert store.documents(collection)["bands.md"].groups == ("hr",)
+
+
+def test_ingest_documents_writes_each_documents_own_groups(store, embedder, settings, collection):
+    from rag_rlm.ingest.pipeline import ingest_documents
+
+    doc = Document(id="synced", title="Synced", source="src", text="The wiki says the door code is 1234.",
+                   content_hash="h1", groups=("ops",))
+    ingest_documents([doc], collection=collection, store=store, embedder=embedder, settings=settings)
+    assert groups_of(store, collection) == {"synced": ("ops",)}
+    from dataclasses import replace
+
+    again = ingest_documents([replace(doc, groups=("ops", "hr"))], collection=collection, store=store,
+                             embedder=embedder, settings=settings)
+    assert (again.documents_updated, again.chunks_written) == (1, 0)
+    assert groups_of(store, collection) == {"synced": ("hr", "ops")}
+
+
+def test_ingest_cli_groups_flag(tmp_path, capsys, pg_url, collection):
+    from ingest.cli import main
+
+    root = corpus(tmp_path / "docs")
+    code = main([str(root), "--collection", collection, "--store", pg_url, "--groups", "hr,bad name", "--quiet"])
+    _, err = capsys.readouterr()
+    assert code == 2 and "--groups" in err and "'bad name'" in err
+    assert main([str(root), "--collection", collection, "--store", pg_url, "--groups", "hr, legal", "--quiet"]) == 0
+    store = open_store(pg_url)
+    try:
+        assert set(groups_of(store, collection).values()) == {("hr", "legal")}
+    finally:
+        store.close()
