@@ -46,7 +46,8 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
     api = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                  request_max_body_size=settings.max_body_bytes,
                  route_handlers=[ask.ask, chat.chat_completions, chat.models, documents.list_collections,
-                                 documents.get_document, documents.delete_document, documents.list_jobs,
+                                 documents.get_document, documents.delete_document, documents.update_document,
+                                 documents.list_jobs,
                                  documents.get_job, documents.cancel_job, ops.get_trace])
     # same path as the listing (one route: one OPTIONS handler), with the upload cap
     uploads = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},

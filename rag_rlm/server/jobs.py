@@ -89,6 +89,7 @@ class _Job:
     collection: str  # the stored name; the record holds the caller's
     stop: threading.Event = field(default_factory=threading.Event)
     skipped: list[dict[str, str]] = field(default_factory=list)  # parts not saved, reported as failed
+    options: dict[str, Any] = field(default_factory=dict)  # for the ingest: the upload's groups, the uploader's access
     shutdown: bool = False  # stopped because the server is closing, not by a cancel
     held: bool = False  # holds a slot of the answer gate
     saved: float = 0.0  # when progress was last written
@@ -180,13 +181,15 @@ class JobRunner:
                            headers={"Retry-After": str(retry)})
 
     def submit(self, job_id: str, folder: Path, collection: str, shown: str, tenant: str | None,
-               files: int, size: int, skipped: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-        """Queue a saved upload; 503 when the queue is full (the caller removes the folder)."""
+               files: int, size: int, skipped: Sequence[dict[str, str]] = (),
+               options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Queue a saved upload; 503 when the queue is full (the caller removes the folder).
+        `options`: passed to the ingest (Assistant.ingest_files: groups, access)."""
         now = time.time()
         record = {"id": job_id, "status": "queued", "collection": shown, "tenant": tenant, "files": files,
                   "bytes": size, "created": now, "heartbeat": now, "owner": self._owner(),
                   "progress": {"documents_done": 0, "documents_total": files, "chunks_written": 0}}
-        job = _Job(record, folder, collection, skipped=list(skipped))
+        job = _Job(record, folder, collection, skipped=list(skipped), options=dict(options or {}))
         with self._lock:
             self.check_room()
             self.assistant.save_job(record)
@@ -255,7 +258,8 @@ class JobRunner:
             if job.held:
                 self._update(job, status="running", started=time.time())
                 summary = ingest_folder(self.assistant, job.folder, job.collection, job.record["collection"],
-                                        job.skipped, progress=lambda *p: self._progress(job, *p), stop=job.stop)
+                                        job.skipped, progress=lambda *p: self._progress(job, *p), stop=job.stop,
+                                        **job.options)
                 status, fields = "done", {"summary": summary}
                 if summary["interrupted"]:
                     status = "cancelled"
