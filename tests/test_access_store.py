@@ -95,21 +95,26 @@ def test_records_carry_groups_and_set_groups_changes_them_without_reembedding(st
     assert store.set_groups(collection, "missing", ["hr"]) is False
 
 
-@pytest.mark.parametrize("every", [4, 30])  # 25% allowed (pgvector: a wider HNSW scan), 3.3% (exact)
-def test_a_selective_filter_still_finds_the_top_k_allowed_chunks(store, collection, embedder, every):
+# half allowed with a narrow HNSW scan (pgvector: ef 10, widened to 20, on the index); 3.3%
+# allowed (pgvector: few rows, scanned exactly)
+@pytest.mark.parametrize(("every", "ef_search"), [(2, 10), (30, 100)])
+def test_a_selective_filter_still_finds_the_top_k_allowed_chunks(store, collection, embedder, every, ef_search):
     """Few allowed documents among many: the HNSW scan alone would keep only the allowed rows
     among its candidates; the store must still return the k nearest allowed ones."""
+    store.ef_search = ef_search  # read per search by pgvector; Qdrant has no such knob
     rng = np.random.default_rng(7)
-    dim = embedder.dimension
-    vectors = rng.standard_normal((300, dim)).astype(np.float32)
+    vectors = rng.standard_normal((300, embedder.dimension)).astype(np.float32)
     vectors /= np.linalg.norm(vectors, axis=1, keepdims=True)
     allowed = set(range(0, 300, every))
     for i in range(300):
         write(store, collection, embedder, f"d{i:03d}", ("hr",) if i in allowed else ("secret",),
               [f"text {i}"], vectors[i:i + 1])
-    query = vectors[5] + 0.1 * vectors[90]
+    # near five allowed vectors (in this order) and, closer still, to forbidden ones
+    query = sum(w * vectors[i] for w, i in zip((1.0, 0.9, 0.8, 0.7, 0.6), sorted(allowed)[3:8], strict=True))
+    query = query + 1.2 * vectors[1] + 1.1 * vectors[every + 1]
     query /= np.linalg.norm(query)
     truth = sorted(allowed, key=lambda i: -float(vectors[i] @ query))[:5]
+    assert set(truth) == set(sorted(allowed)[3:8])
     got = store.search(collection, query, 5, groups=("hr",))
     assert [s.document_id for s in got] == [f"d{i:03d}" for i in truth]
     assert len(store.search(collection, query, 200, groups=("hr",))) == min(200, len(allowed))
