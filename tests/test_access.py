@@ -16,7 +16,7 @@ import pytest
 from clirun import run
 from test_server_support import SAMPLE, LiveServer, open_settings, shared_assistant, sse_events
 
-COLLECTION = "access"  # tenant acme's: stored as acme__access
+COLLECTION = "access"  # tenant corp's: stored as corp__access
 SECRET_ID = "comp-7f3q.md"
 SECRET_TITLE = "Compensation ledger Quasar"
 SECRET_FACT = "Level 3 engineers earn a salary between 71,500 and 86,250 euros a year."
@@ -24,15 +24,15 @@ SECRET_FACT = "Level 3 engineers earn a salary between 71,500 and 86,250 euros a
 SECRETS = ("comp-7f3q", "Quasar", "71,500", "86,250")
 SALARY_Q = "What is the salary range for level 3 engineers?"
 TWO_PART_Q = "What is the salary range for level 3 engineers, and how many vacation days do new hires get?"
-KEYS = {"key-hr": "acme:hr", "key-plain": "acme", "key-odd": "acme:no-such-group", "key-beta": "beta:hr"}
+KEYS = {"key-hr": "corp:hr", "key-plain": "corp", "key-odd": "corp:no-such-group", "key-beta": "beta:hr"}
 
 
 @pytest.fixture(scope="module")
 def assistant(pg_url, embedder, tmp_path_factory):
-    """The shared one, with tenant acme's `access` collection: the sample handbook for everyone,
-    and one document in group `hr`."""
+    """The shared one, with tenant corp's `access` collection (a tenant of its own: other modules
+    list acme's collections): the sample handbook for everyone, and one document in group `hr`."""
     assistant = shared_assistant(pg_url, tmp_path_factory.mktemp("server_data"), embedder)
-    stored = f"acme__{COLLECTION}"
+    stored = f"corp__{COLLECTION}"
     assert assistant.ingest_files([SAMPLE], stored).documents_failed == 0
     hr = tmp_path_factory.mktemp("hr")
     (hr / SECRET_ID).write_text(f"# {SECRET_TITLE}\n\n{SECRET_FACT}\n")
@@ -191,7 +191,7 @@ def test_a_background_upload_job_gives_its_documents_the_groups(assistant):
         assert plain.get("/v1/collections/jobbed/documents/heron.md").status_code == 404
 
 
-def test_another_tenant_with_the_same_group_reads_nothing_of_acme(server):
+def test_another_tenant_with_the_same_group_reads_nothing_of_corp(server):
     with server.client("key-beta") as beta:
         r = beta.get(f"/v1/collections/{COLLECTION}/documents/{SECRET_ID}")
         assert r.status_code == 404 and r.json()["error"]["field"] == "collection"
