@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from rag_rlm import clikit
+from rag_rlm.access import GroupError, parse_groups
 from rag_rlm.clikit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from rag_rlm.config import Settings
 from rag_rlm.errors import ConfigError, ModelNotFound, RagRlmError
@@ -33,6 +34,10 @@ def build_parser() -> argparse.ArgumentParser:
     p.add_argument("--overlap", type=int, metavar="N", help="tokens repeated from the previous chunk")
     p.add_argument("--glob", metavar="PATTERN", help="only files in folders whose relative path matches, e.g. '*.md'")
     p.add_argument("--prune", action="store_true", help="delete documents whose files under PATH are gone")
+    p.add_argument("--groups", metavar="G1,G2",
+                   help="access groups of the documents (letters, digits, '-', '_'): only API keys naming one "
+                        "of them read the documents; '' makes them everyone's again. Without it, documents "
+                        "keep the groups they have (new ones get none)")
     p.add_argument("--json", action="store_true", help="print the summary as one JSON object")
     p.add_argument("--config", metavar="FILE", help="TOML settings file")
     clikit.add_output_options(p)  # the progress bar shows on a terminal only, and not with --quiet
@@ -53,6 +58,10 @@ def _main(args: argparse.Namespace) -> int:
         )
     except ConfigError as e:
         return _usage(f"invalid setting {e.setting}: {e.reason}")
+    try:
+        groups = None if args.groups is None else parse_groups(args.groups)
+    except GroupError as e:
+        return _usage(f"--groups: {e}")
     missing = [p for p in args.paths if not Path(p).exists()]
     if missing:
         return _usage(f"no such file or directory: {missing[0]}")
@@ -61,7 +70,7 @@ def _main(args: argparse.Namespace) -> int:
         return _usage(f"not a regular file or folder: {special[0]}")
 
     try:
-        summary = _ingest(args, settings)
+        summary = _ingest(args, settings, groups)
     except (ConfigError, ModelNotFound) as e:
         return _usage(str(e))
     except RagRlmError as e:
@@ -76,7 +85,7 @@ def _main(args: argparse.Namespace) -> int:
     return EXIT_FAILED if summary.documents_failed else EXIT_OK
 
 
-def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
+def _ingest(args: argparse.Namespace, settings: Settings, groups: tuple[str, ...] | None) -> IngestSummary:
     from rag_rlm.embed import load_embedder
     from rag_rlm.memory import open_store
 
@@ -87,6 +96,7 @@ def _ingest(args: argparse.Namespace, settings: Settings) -> IngestSummary:
             return ingest_paths(
                 args.paths, collection=settings.collection, store=store, embedder=embedder,
                 settings=settings, glob=args.glob, prune=args.prune, progress=clikit.show_progress(args), stop=stop,
+                groups=groups,
             )
     finally:
         store.close()

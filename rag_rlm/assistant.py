@@ -2,6 +2,10 @@
 
 It owns the long-lived parts (store, embedder, reasoner, memo cache, shared state) and builds a
 fresh `Context` per request for the controller's recursion.
+
+Access groups (rag_rlm.access): every read takes the caller's `access` (default: everything, as
+the CLI and an open server read). A document outside it is reported exactly like a missing one,
+and a trace carries the access set it was answered for.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import controller
+from .access import EVERYTHING, Access, normalise_groups
 from .budget import Budget
 from .config import Settings, validate_collection_name
 from .controller import Context, Node, Options
@@ -79,6 +84,7 @@ class Assistant:
         on_event: Callable[[str, dict], None] | None = None,
         cancel: threading.Event | None = None,
         request_id: str | None = None,
+        access: Access = EVERYTHING,
     ) -> Result:
         s = self.settings
         collection = validate_collection_name(collection or s.collection)
@@ -89,7 +95,7 @@ class Assistant:
         options = Options(top_k or s.top_k, s.max_depth if max_depth is None else max_depth,
                           s.max_parallel, s.reflect if reflect is None else reflect, s.hybrid, s.sentence_memory)
         ctx = Context(self.store, self.answer_embedder, self.reasoner, self.memo, collection, version, options,
-                      budget, Trace(request_id=request_id), emit, cancel, scorer=self.scorer)
+                      budget, Trace(request_id=request_id), emit, cancel, scorer=self.scorer, access=access)
         resolved = self._resolve(ctx, question, history)
         node = controller.solve(ctx, resolved)
         result = _result(ctx, node, question, time.perf_counter() - started)
@@ -109,8 +115,13 @@ class Assistant:
             return question
         return controller.condense(ctx, question, turns)
 
-    def trace(self, trace_id: str) -> dict | None:
-        return self.state.get(TRACE_KIND, trace_id)
+    def trace(self, trace_id: str, access: Access = EVERYTHING) -> dict | None:
+        """A saved trace, without its access set; None when missing or when `access` does not
+        cover the access set it was answered for (it may name documents outside `access`)."""
+        data = self.state.get(TRACE_KIND, trace_id)
+        if data is None or not access.covers(Access.from_dict(data.get("access"))):
+            return None
+        return {k: v for k, v in data.items() if k != "access"}
 
     def close(self) -> None:
         """Close the store, and the state store this assistant opened (for pgserver:// that
@@ -129,38 +140,65 @@ class Assistant:
         """Counts and content version of one collection; UnknownCollection when absent."""
         return self.store.collection_info(validate_collection_name(name))
 
-    def documents(self, collection: str) -> list[DocumentRecord]:
-        """The collection's documents, by id; UnknownCollection when absent."""
+    def documents(self, collection: str, access: Access = EVERYTHING) -> list[DocumentRecord]:
+        """The collection's documents `access` reads, by id; UnknownCollection when absent."""
         self.collection_info(collection)
-        return sorted(self.store.documents(collection).values(), key=lambda r: r.id)
+        return sorted((r for r in self.store.documents(collection).values() if access.allows(r.groups)),
+                      key=lambda r: r.id)
 
-    def document(self, collection: str, document_id: str) -> dict[str, Any]:
+    def document(self, collection: str, document_id: str, access: Access = EVERYTHING) -> dict[str, Any]:
         """One document's record and its whole text (citation offsets index into `text`).
-        UnknownCollection, or KeyError for a missing document."""
-        self.collection_info(collection)
-        record = self.store.documents(collection)[document_id]  # KeyError when missing
+        UnknownCollection, or KeyError for a missing document or one `access` does not read."""
+        record = self._record(collection, document_id, access)
         return {"id": record.id, "title": record.title, "source": record.source,
                 "content_hash": record.content_hash, "chunks": record.chunk_count,
-                "metadata": record.metadata, "text": self.store.document_text(collection, document_id)}
+                "metadata": record.metadata, "groups": list(record.groups),
+                "text": self.store.document_text(collection, document_id)}
 
-    def delete_document(self, collection: str, document_id: str) -> bool:
-        """Remove a document and its chunks; False when it was not there. UnknownCollection
-        when the collection is absent."""
-        self.collection_info(collection)
+    def delete_document(self, collection: str, document_id: str, access: Access = EVERYTHING) -> bool:
+        """Remove a document and its chunks; False when it was not there (or `access` does not
+        read it). UnknownCollection when the collection is absent."""
+        try:
+            self._record(collection, document_id, access)
+        except KeyError:
+            return False
         return self.store.delete_document(collection, document_id)
+
+    def set_groups(self, collection: str, document_id: str, groups: Iterable[str],
+                   access: Access = EVERYTHING) -> DocumentRecord:
+        """Give a document new access groups (validated: GroupError names a bad one) without
+        embedding it again; the collection's version changes, so memo entries die. Its record
+        afterwards; KeyError when it is missing or `access` does not read it (a caller may
+        give away its own access to it)."""
+        wanted = normalise_groups(groups)
+        self._record(collection, document_id, access)
+        if not self.store.set_groups(collection, document_id, wanted):
+            raise KeyError(document_id)  # deleted meanwhile
+        return self._record(collection, document_id, EVERYTHING)
+
+    def _record(self, collection: str, document_id: str, access: Access) -> DocumentRecord:
+        self.collection_info(collection)
+        record = self.store.documents(collection)[document_id]  # KeyError when missing
+        if not access.allows(record.groups):
+            raise KeyError(document_id)  # outside the caller's groups: as if it were not there
+        return record
 
     def ingest_files(self, paths: Iterable[str | Path], collection: str, *,
                      progress: bool | Callable[[int, int | None, int], None] = False,
-                     stop: threading.Event | None = None, relative_sources: bool = False) -> IngestSummary:
+                     stop: threading.Event | None = None, relative_sources: bool = False,
+                     groups: Iterable[str] | None = None, access: Access = EVERYTHING) -> IngestSummary:
         """Files and folders into `collection` through the ingest pipeline (idempotent: unchanged
         files are skipped, changed ones replaced). FileNotFoundError for a missing path.
         `progress`: a bar on a terminal, or a callback (documents done, total or None, chunks
-        written); `stop`: once set, the run ends after the document being written."""
+        written); `stop`: once set, the run ends after the document being written. `groups`:
+        the documents' access groups (None keeps stored ones); a stored document `access` does
+        not read is not replaced."""
         from .ingest.pipeline import ingest_paths
 
         return ingest_paths(paths, collection=validate_collection_name(collection), store=self.store,
                             embedder=self.embedder, settings=self.settings, progress=progress, stop=stop,
-                            relative_sources=relative_sources)
+                            relative_sources=relative_sources, access=access,
+                            groups=None if groups is None else normalise_groups(groups))
 
     def save_job(self, job: dict[str, Any]) -> None:
         """Record a background job (keyed by `job["id"]`) where every app process can read it."""
@@ -202,7 +240,8 @@ class Assistant:
 
     def _save_trace(self, ctx: Context, result: Result) -> None:
         data = ctx.trace.to_dict()
-        data.update(collection=ctx.collection, question=result.question, status=result.status)
+        data.update(collection=ctx.collection, question=result.question, status=result.status,
+                    access=ctx.access.to_dict())
         self.state.put(TRACE_KIND, ctx.trace.id, data)
 
 

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from .access import GroupError, parse_key_spec
 from .errors import ConfigError
 
 ENV_PREFIX = "RAG_RLM_"
@@ -84,7 +85,8 @@ class Settings:
     # the HTTP server
     host: str = "127.0.0.1"
     port: int = 8000
-    api_keys: dict[str, str] = field(default_factory=dict)  # key -> tenant
+    # key -> "tenant" or "tenant:group|group" (its access groups: rag_rlm.access)
+    api_keys: dict[str, str] = field(default_factory=dict)
     max_body_bytes: int = 1_000_000
     max_upload_bytes: int = 50_000_000
     # one document's cap, raw and (zip-based formats such as docx) inflated: a per-file error
@@ -199,12 +201,12 @@ def _parse(name: str, raw: str, kind: str) -> Any:
             return False
         raise ConfigError(_env(name), f"expected true/false, got {raw!r}")
     if kind.startswith("dict"):
-        # "key1=tenant1,key2=tenant2"
+        # "key1=tenant1,key2=tenant2:group|group"
         out = {}
         for item in filter(None, (p.strip() for p in raw.split(","))):
             key, sep, tenant = item.partition("=")
             if not sep or not key.strip() or not tenant.strip():
-                raise ConfigError(_env(name), f"expected key=tenant[,key=tenant...], got {item!r}")
+                raise ConfigError(_env(name), f"expected key=tenant[:group|group][,key=...], got {item!r}")
             out[key.strip()] = tenant.strip()
         return out
     if kind.startswith("list"):
@@ -304,8 +306,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("store", f"expected a URL such as pgserver://PATH, postgresql://..., qdrant://PATH, got {s.store!r}")
     if not s.collection or not _is_name(s.collection):
         raise ConfigError("collection", f"must be letters, digits, '_' or '-' (1-63 chars), got {s.collection!r}")
-    for tenant in s.api_keys.values():
-        _validate_tenant(tenant)
+    for spec in s.api_keys.values():
+        _validate_key_spec(spec)
     for proxy in s.trusted_proxies:
         try:
             ipaddress.ip_network(proxy)
@@ -319,6 +321,15 @@ def _validate(s: Settings) -> None:
 # Stored collections are named `{tenant}__{name}`: a tenant without '_' makes the first `__`
 # the split, and a short tenant leaves a name of at least 31 characters within the 63.
 MAX_TENANT_CHARS = 30
+
+
+def _validate_key_spec(spec: str) -> None:
+    """`tenant` or `tenant:group|group`: a malformed one stops the server at start."""
+    try:
+        tenant, _ = parse_key_spec(spec)
+    except GroupError as e:
+        raise ConfigError("api_keys", str(e)) from None
+    _validate_tenant(tenant)
 
 
 def _validate_tenant(tenant: str) -> None:

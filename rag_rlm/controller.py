@@ -6,6 +6,10 @@ a wave retrieves with one embedding call and one sentence-memory read, plans, an
 with one batched reasoner call and recurses into the rest in parallel (at most `max_parallel`).
 A failed sub-question is a value with a status, never an exception that fails the answer.
 
+Every retrieval searches with the caller's access set (`Context.access`: rag_rlm.access), inside
+the store's query, and the memo key names it: an answer built from documents of a group is
+never served to a caller outside it.
+
 Budget: a step reserves what it will read (the question and its evidence, counted with the
 embedder's tokenizer) plus room for what it writes, and settles with what it spent. Nothing is
 held back for later steps but a small floor for a decomposition's merge and the final
@@ -22,6 +26,7 @@ from dataclasses import dataclass, field, replace
 
 import numpy as np
 
+from .access import EVERYTHING, Access
 from .budget import Budget, Reservation
 from .embed import Embedder
 from .errors import BudgetExceeded, Cancelled, RagRlmError
@@ -79,6 +84,7 @@ class Context:
     on_event: Callable[[str, dict], None] = lambda kind, data: None
     cancel: threading.Event | None = None
     scorer: SentenceScorer | None = None  # checks a follow-up's rewrite (the reader)
+    access: Access = EVERYTHING  # the documents the caller reads
     notes: list[str] = field(default_factory=list)
     cache_hits: int = 0
     retrievals: int = 0
@@ -215,7 +221,8 @@ def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNo
     for sub, vector in zip(subs, vectors, strict=True):
         with ctx.trace.step("retrieve", sub.query, parent, depth) as node:
             spans = ctx.store.search(ctx.collection, vector, ctx.options.top_k,
-                                     text=sub.query if ctx.options.hybrid else None)
+                                     text=sub.query if ctx.options.hybrid else None,
+                                     groups=ctx.access.store_filter)
             node.span_ids = [s.id for s in spans]
         found.append(spans)
     stored = _sentences(ctx, found) if ctx.options.sentence_memory else [() for _ in found]
@@ -460,5 +467,6 @@ def _key(ctx: Context, sub: SubQuestion, depth: int) -> str:
     # the reasoner's identity names its reader's weights: a new reader never serves the old one's answers
     reasoner = getattr(ctx.reasoner, "identity", type(ctx.reasoner).__name__)
     shape = {"top_k": o.top_k, "depth_left": o.max_depth - depth, "hybrid": o.hybrid, "reasoner": reasoner,
-             "sentences": o.sentence_memory, "focus": sub.focus, "kind": sub.kind, "text": sub.text}
+             "sentences": o.sentence_memory, "focus": sub.focus, "kind": sub.kind, "text": sub.text,
+             "access": ctx.access.key}
     return memo_key(sub.query, ctx.collection, ctx.version, shape)

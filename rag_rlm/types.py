@@ -16,6 +16,7 @@ class Document:
     text: str
     content_hash: str  # hash of the raw bytes (or record) it was parsed from
     metadata: dict[str, Any] = field(default_factory=dict)
+    groups: tuple[str, ...] = ()  # access groups (rag_rlm.access); none: everyone in the tenant reads it
 
 
 @dataclass(frozen=True)
@@ -39,6 +40,7 @@ class DocumentRecord:
     content_hash: str
     chunk_count: int
     metadata: dict[str, Any] = field(default_factory=dict)
+    groups: tuple[str, ...] = ()  # access groups, sorted; none: everyone in the tenant reads it
 
 
 @dataclass(frozen=True)

@@ -20,6 +20,12 @@ store. Memory holds a few batches, never a whole large document's chunks or vect
 bench/bench_ingest_memory.py). A failed file is recorded and the run goes on; a stop request
 (Ctrl-C) ends the run after the document being written, or inside a large one between two parts
 (the store keeps its old version); whatever was not written is redone by the next run.
+
+Access groups (rag_rlm.access): `ingest_paths(groups=...)` gives every document those groups
+(None keeps a stored document's groups; a new one gets none), and `ingest_documents` writes each
+document's own. A document whose content is unchanged but whose groups differ gets the new ones
+without being parsed or embedded again (`store.set_groups`, counted as updated). A writer whose
+`access` does not read a stored document cannot replace it: that document fails, unchanged.
 """
 
 from __future__ import annotations
@@ -27,12 +33,13 @@ from __future__ import annotations
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Collection, Iterable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from rag_rlm.access import EVERYTHING, Access, normalise_groups
 from rag_rlm.config import Settings
 from rag_rlm.embed import Embedder
 from rag_rlm.errors import StoreError, UnknownCollection
@@ -51,6 +58,7 @@ ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or
 # encode throughput, 256 at 0.80x.
 EMBED_GROUP = 4
 IN_FLIGHT = 2  # embed batches queued ahead of the writer: enough to never leave the model idle
+HIDDEN = "not written: a stored document of this id is in access groups this caller does not hold"
 
 
 @dataclass
@@ -81,6 +89,8 @@ class _Item:
     document: Document | None = None  # to chunk, embed and write
     unchanged: bool = False
     error: ParseError | None = None
+    document_id: str = ""  # of an unchanged document
+    regroup: tuple[str, ...] | None = None  # unchanged content whose stored groups become these
 
 
 def ingest_paths(
@@ -95,10 +105,14 @@ def ingest_paths(
     progress: bool | ProgressFn = True,
     stop: threading.Event | None = None,
     relative_sources: bool = False,
+    groups: Collection[str] | None = None,
+    access: Access = EVERYTHING,
 ) -> IngestSummary:
     """Ingest files and folders into `collection`. Raises FileNotFoundError for a missing path.
     `relative_sources`: store each document's source as its path under the root given (uploads,
-    whose temporary folder means nothing later) instead of the absolute path."""
+    whose temporary folder means nothing later) instead of the absolute path. `groups`: the
+    documents' access groups (None: keep the stored ones); `access`: what the writer reads
+    (module docstring)."""
     paths = list(paths)  # read twice: discovery, then the roots that --prune may touch
     sources = discover(paths, glob=glob, suffixes=PARSERS, exclude=[settings.data_dir])
     known = _known(store, collection)
@@ -106,8 +120,9 @@ def ingest_paths(
     total = None if any(s.path.suffix.lower() in MULTI_DOCUMENT_FORMATS for s in sources) else len(sources)
     seen: set[str] = set()
     parsed_ok: set[str] = set()
+    wanted = None if groups is None else normalise_groups(groups)
     items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, OcrOptions.from_settings(settings),
-                        relative_sources)
+                        relative_sources, _Rules(wanted, access))
     summary = _run(items, known, collection, store, embedder, settings, progress, stop, total)
     if prune and not summary.interrupted:
         roots = [Path(p).resolve() for p in paths]
@@ -124,14 +139,16 @@ def ingest_documents(
     settings: Settings,
     progress: bool | ProgressFn = False,
     stop: threading.Event | None = None,
+    access: Access = EVERYTHING,
 ) -> IngestSummary:
-    """Ingest already-parsed documents (uploads); unchanged content hashes are skipped."""
+    """Ingest already-parsed documents (a sync's); unchanged content hashes are skipped, and each
+    document's own access groups are written (an unchanged one's too, without re-embedding)."""
     known = _known(store, collection)
+    rules = _Rules(None, access)
 
     def items() -> Iterator[_Item]:
         for doc in documents:
-            record = known.get(doc.id)
-            yield _Item(doc, unchanged=record is not None and record.content_hash == doc.content_hash)
+            yield rules.item(doc.id, doc.source or doc.id, known.get(doc.id), doc, normalise_groups(doc.groups))
 
     return _run(items(), known, collection, store, embedder, settings, progress, stop, None)
 
@@ -143,9 +160,32 @@ def _known(store: Store, collection: str) -> dict[str, DocumentRecord]:
         return {}
 
 
+@dataclass(frozen=True)
+class _Rules:
+    """What a run does with a document it meets, given its stored record: the groups it writes
+    (None: the stored ones) and what the writer may replace."""
+
+    groups: tuple[str, ...] | None
+    access: Access
+
+    def item(self, doc_id: str, path: str, record: DocumentRecord | None, doc: Document | None,
+             own: tuple[str, ...] | None = None) -> _Item:
+        """`doc` None: its content is known to be unchanged (not parsed); `own`: the document's
+        own groups, which win over the run's (a sync's documents)."""
+        if record is not None and not self.access.allows(record.groups):
+            return _Item(error=ParseError(path, HIDDEN))
+        wanted = own if own is not None else self.groups
+        if wanted is None:
+            wanted = record.groups if record is not None else ()
+        if doc is not None and (record is None or record.content_hash != doc.content_hash):
+            return _Item(replace(doc, groups=wanted))
+        regroup = wanted if record is not None and tuple(record.groups) != wanted else None
+        return _Item(unchanged=True, document_id=doc_id, regroup=regroup)
+
+
 def _file_items(
     sources: list[SourceFile], known: dict[str, DocumentRecord], seen: set[str], parsed_ok: set[str],
-    max_bytes: int, ocr: OcrOptions, relative: bool,
+    max_bytes: int, ocr: OcrOptions, relative: bool, rules: _Rules,
 ) -> Iterator[_Item]:
     """Read, hash and parse files lazily, so memory holds only the documents in flight."""
     for source in sources:
@@ -163,7 +203,7 @@ def _file_items(
         record = known.get(source.doc_id)
         if source.path.suffix.lower() != ".jsonl" and record and record.content_hash == sha256(data):
             seen.add(source.doc_id)  # unchanged: no parsing at all
-            yield _Item(unchanged=True)
+            yield rules.item(source.doc_id, path, record, None)
             continue
         try:
             parsed = parse_file(source.path, source.doc_id, data, max_bytes=max_bytes, ocr=ocr)
@@ -182,8 +222,7 @@ def _file_items(
                                                    f"another file in this run)"))
                 continue
             seen.add(doc.id)
-            record = known.get(doc.id)
-            yield _Item(doc, unchanged=record is not None and record.content_hash == doc.content_hash)
+            yield rules.item(doc.id, path, known.get(doc.id), doc)
 
 
 _Step = _Item | Part  # what flows from the files to the writer, in order
@@ -258,10 +297,23 @@ class _Writer:
                     return
             elif step.error is not None:
                 self.summary.fail(step.error.path, step.error.reason)
+            elif step.regroup is not None:
+                self._regroup(step.document_id, step.regroup)
             else:
                 self.summary.documents_unchanged += 1
             self.done += 1
             self.report(self.done, self.total, self.summary.chunks_written)
+
+    def _regroup(self, document_id: str, groups: tuple[str, ...]) -> None:
+        """Unchanged content, new access groups: the record and chunks change, nothing is embedded."""
+        try:
+            if self.store.set_groups(self.collection, document_id, groups):
+                self.summary.documents_updated += 1
+                return
+            reason = "deleted while this run went on"
+        except StoreError as e:
+            reason = f"store: {e}"
+        self.summary.fail(document_id, f"groups not changed: {reason}")
 
     def _document(self, first: Part, steps: Iterator[_Step]) -> bool:
         """Write the document that `first` begins; False when a stop request cut it short."""

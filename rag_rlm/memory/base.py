@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol, runtime_checkable
 
@@ -62,6 +62,11 @@ class VectorStore(Protocol):
         nothing changed) when `old_id` does not exist."""
         ...
 
+    def set_groups(self, collection: str, document_id: str, groups: Collection[str]) -> bool:
+        """Replace a document's access groups (its record and every chunk; nothing is embedded
+        again) and bump the collection's version; False when the document is not there."""
+        ...
+
     def search(
         self,
         collection: str,
@@ -69,10 +74,14 @@ class VectorStore(Protocol):
         k: int,
         where: Mapping[str, str] | None = None,
         text: str | None = None,
+        groups: Collection[str] | None = None,
     ) -> list[Span]:
         """Top-k spans by cosine similarity, best first. `where` filters on document fields
         (`document_id`, `title`, `source` or a metadata key); `text`, when given and the store
-        supports it, adds keyword search fused by reciprocal rank (hybrid search)."""
+        supports it, adds keyword search fused by reciprocal rank (hybrid search). `groups`:
+        the caller's access groups (rag_rlm.access): only chunks of documents without groups or
+        sharing one of them are searched, inside the store's query, and still k of them when
+        that many exist; None searches every document."""
         ...
 
 

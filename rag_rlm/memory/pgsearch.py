@@ -3,11 +3,15 @@ by reciprocal rank in one query, as in pgvector-python's hybrid search example.
 
 Rows come back as (document_id, chunk_index, title, source, text, start, end, cosine similarity),
 best first.
+
+Access groups (`groups`, the caller's) are a condition on the chunk row itself, `(groups = '{}'
+OR groups && caller's)`, so the unfiltered-by-`where` path keeps the HNSW scan with the condition
+inside it; the store widens the scan (hnsw.ef_search) so that k allowed rows survive it.
 """
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Collection, Mapping
 from typing import Any
 
 import numpy as np
@@ -30,10 +34,11 @@ def search_sql(
     k: int,
     where: Mapping[str, str] | None,
     text: str | None,
+    groups: Collection[str] | None = None,
 ) -> tuple[sql.Composed, dict[str, Any]]:
-    filter_sql, params = _filter(where or {})
+    filter_sql, params = _filter(where or {}, groups)
     params.update(q=vector, cid=cid, k=k)
-    nearest = _nearest(table, filter_sql, where)
+    nearest = _nearest(table, filter_sql, where, groups)
     if not text or not text.strip():
         params["n"] = k
         query = sql.SQL("SELECT * FROM ({}) hits ORDER BY score DESC").format(nearest)
@@ -60,11 +65,14 @@ def search_sql(
     return query, params
 
 
-def _nearest(table: sql.Identifier, filter_sql: sql.Composable, where: Mapping[str, str] | None) -> sql.Composed:
-    """The %(n)s chunks nearest to %(q)s, with their document's title and source. Unfiltered, the
-    ORDER BY ... LIMIT runs on the chunk table alone so the planner walks the HNSW index."""
+def _nearest(table: sql.Identifier, filter_sql: sql.Composable, where: Mapping[str, str] | None,
+             groups: Collection[str] | None) -> sql.Composed:
+    """The %(n)s chunks nearest to %(q)s, with their document's title and source. Without `where`,
+    the ORDER BY ... LIMIT runs on the chunk table alone (access groups are a condition on its
+    rows) so the planner walks the HNSW index."""
     if not where:
-        source = sql.SQL("(SELECT * FROM {} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c").format(table)
+        allowed = sql.SQL("") if groups is None else sql.SQL(" WHERE " + _ALLOWED)
+        source = sql.SQL("(SELECT * FROM {} c{} ORDER BY embedding <=> %(q)s LIMIT %(n)s) c").format(table, allowed)
         tail = sql.SQL("")
     else:
         source = sql.SQL("{} c").format(table)
@@ -74,10 +82,18 @@ def _nearest(table: sql.Identifier, filter_sql: sql.Composable, where: Mapping[s
     ).format(source, tail)
 
 
-def _filter(where: Mapping[str, str]) -> tuple[sql.Composable, dict[str, Any]]:
-    """`AND ...` conditions on the document: its id, title, source or a metadata key."""
+# a document without groups is everyone's; else the caller must share one of its groups
+_ALLOWED = "(c.groups = '{}' OR c.groups && %(groups)s::text[])"
+
+
+def _filter(where: Mapping[str, str], groups: Collection[str] | None = None) -> tuple[sql.Composable, dict[str, Any]]:
+    """`AND ...` conditions on the document: its id, title, source or a metadata key, and its
+    access groups."""
     parts: list[sql.Composable] = []
     params: dict[str, Any] = {}
+    if groups is not None:
+        params["groups"] = sorted(groups)
+        parts.append(sql.SQL("AND " + _ALLOWED))
     for i, (key, value) in enumerate(where.items()):
         name = f"w{i}"
         params[name] = _as_text(value)

@@ -17,6 +17,10 @@ Sentence memory: the document's sentences (text, exact offsets, heading, kind, v
 points of a second Qdrant collection, `rag_rlm_s__<name>`, written and published like the chunks
 (before the record); collections made before it existed get it on their next write.
 
+Access groups (rag_rlm.access) are in every chunk's payload (`groups`, keyword-indexed) and in
+the document's record; a search under them adds a payload filter (no groups, or any of the
+caller's), which Qdrant applies inside its HNSW traversal, so k allowed points still come back.
+
 Hybrid search (`text=`) fuses the vector top-N with a BM25 text query over a scored full-text
 index on the chunk text, by reciprocal rank, inside Qdrant (works in local mode too).
 """
@@ -27,7 +31,7 @@ import math
 import os
 import threading
 import uuid
-from collections.abc import Iterable, Iterator, Mapping, Sequence
+from collections.abc import Collection, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
@@ -35,6 +39,7 @@ import numpy as np
 from qdrant_client import QdrantClient
 from qdrant_client import models as qm
 
+from ..access import normalise_groups
 from ..config import DEFAULT_STORE_TIMEOUT, validate_collection_name
 from ..errors import ConfigError, StoreError, UnknownCollection
 from ..types import Chunk, CollectionInfo, Document, DocumentRecord, Sentence, Span
@@ -159,7 +164,7 @@ class QdrantStore:
     def write_parts(self, collection: str, document: Document, parts: Iterable[DocumentPart]) -> None:
         write = uuid.uuid4().hex  # this write's points get ids of their own: the old version's stay
         base = {"title": document.title, "source": document.source, "metadata": dict(document.metadata),
-                "content_hash": document.content_hash}
+                "content_hash": document.content_hash, "groups": list(normalise_groups(document.groups))}
         name, dim, chunk_count = None, None, 0
         for part in parts:  # no lock held while waiting for the next part
             vectors, sentence_vectors = check_part(document, part, dim)
@@ -282,6 +287,20 @@ class QdrantStore:
                                         limit=1, with_payload=["write"])
         return str(points[0].payload["write"]) if points and points[0].payload else None
 
+    def set_groups(self, collection: str, document_id: str, groups: Collection[str]) -> bool:
+        name = self._existing(collection)
+        rid = _record_id(collection, document_id)
+        payload = {"groups": list(normalise_groups(groups))}
+        with self._errors(f"changing the groups of document {document_id!r}"):
+            if not self._client.retrieve(REGISTRY, ids=[rid]):
+                return False
+            # the chunks first: until the record says so, the document is read as it was
+            self._client.set_payload(name, payload=payload, wait=True,
+                                     points=qm.Filter(must=[_match("document_id", document_id)]))
+            self._client.set_payload(REGISTRY, payload=payload, points=[rid], wait=True)
+            self._bump_version(collection)
+        return True
+
     def drop_collection(self, collection: str) -> None:
         """Remove a collection with all its documents and chunks; UnknownCollection if absent."""
         name = self._existing(collection)
@@ -302,12 +321,13 @@ class QdrantStore:
         k: int,
         where: Mapping[str, str] | None = None,
         text: str | None = None,
+        groups: Collection[str] | None = None,
     ) -> list[Span]:
         name = self._existing(collection)
         if k <= 0:
             return []
         query = np.asarray(vector, dtype=np.float32).reshape(-1)
-        query_filter = _filter(where)
+        query_filter = _filter(where, None if groups is None else normalise_groups(groups))
         with self._errors(f"searching {collection!r}"):
             if text and text.strip():
                 n = max(CANDIDATES, k)
@@ -393,6 +413,7 @@ class QdrantStore:
             out[r["document_id"]] = DocumentRecord(
                 id=r["document_id"], title=r["title"], source=r["source"], content_hash=r["content_hash"],
                 chunk_count=int(r["chunk_count"]), metadata=dict(r.get("metadata") or {}),
+                groups=tuple(r.get("groups") or ()),
             )
         return dict(sorted(out.items()))
 
@@ -446,6 +467,7 @@ class QdrantStore:
                 self._index(name, "document_id", qm.PayloadSchemaType.KEYWORD)
                 self._index(name, "chunk_index", qm.PayloadSchemaType.INTEGER)
                 self._index(name, "write", qm.PayloadSchemaType.KEYWORD)
+                self._index(name, "groups", qm.PayloadSchemaType.KEYWORD)
                 self._index(name, "text", qm.TextIndexParams(type=qm.TextIndexType.TEXT, scoring=True))
             self._put_record(_record_id(collection), {"kind": "collection", "collection": collection,
                                                       "dimension": dim, "version": uuid.uuid4().hex})
@@ -494,11 +516,20 @@ def _documents_of(collection: str) -> qm.Filter:
     return qm.Filter(must=[_match("kind", "document"), _match("collection", collection)])
 
 
-def _filter(where: Mapping[str, str] | None) -> qm.Filter | None:
-    if not where:
-        return None
-    keys = [key if key in _DOC_FIELDS else f"metadata.{key}" for key in where]
-    return qm.Filter(must=[_match(key, value) for key, value in zip(keys, where.values(), strict=True)])
+def _filter(where: Mapping[str, str] | None, groups: Sequence[str] | None = None) -> qm.Filter | None:
+    """`where` as must-match conditions; `groups` (the caller's access groups): a point of a
+    document without groups (an empty or, written before groups existed, missing field), or
+    one sharing a group."""
+    must: list[Any] = []
+    if where:
+        keys = [key if key in _DOC_FIELDS else f"metadata.{key}" for key in where]
+        must += [_match(key, value) for key, value in zip(keys, where.values(), strict=True)]
+    if groups is not None:
+        allowed: list[Any] = [qm.IsEmptyCondition(is_empty=qm.PayloadField(key="groups"))]
+        if groups:
+            allowed.append(qm.FieldCondition(key="groups", match=qm.MatchAny(any=list(groups))))
+        must.append(qm.Filter(should=allowed))
+    return qm.Filter(must=must) if must else None
 
 
 def _span(hit: qm.ScoredPoint, unit_query: np.ndarray) -> Span:

@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..access import EVERYTHING, Access
 from ..errors import BudgetExceeded, RagRlmError
 from .context import ServerContext
 
@@ -31,11 +32,12 @@ class AnswerCall:
     request_id: str
     public_collection: str  # the name the caller used (stored names carry the tenant prefix)
     options: dict[str, Any] = field(default_factory=dict)  # top_k, max_depth, token_budget, reflect, history
+    access: Access = EVERYTHING  # the caller's: what the answer may be built from
 
     def run(self, ctx: ServerContext, cancel: threading.Event, on_event: Any = None) -> dict[str, Any]:
         try:
             result = ctx.assistant.ask(self.question, self.collection, cancel=cancel, on_event=on_event,
-                                       request_id=self.request_id, **self.options)
+                                       request_id=self.request_id, access=self.access, **self.options)
         except BudgetExceeded as e:
             if e.partial_answer is None:
                 raise

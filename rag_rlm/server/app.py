@@ -50,7 +50,8 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
     api = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                  request_max_body_size=settings.max_body_bytes,
                  route_handlers=[ask.ask, chat.chat_completions, chat.models, documents.list_collections,
-                                 documents.get_document, documents.delete_document, documents.list_jobs,
+                                 documents.get_document, documents.delete_document, documents.update_document,
+                                 documents.list_jobs,
                                  documents.get_job, documents.cancel_job, ops.get_trace, sources.list_sources,
                                  sources.add_source, sources.get_source, sources.remove_source,
                                  sources.sync_source])

@@ -1,9 +1,11 @@
-"""API keys -> tenants, and the collection namespace of each tenant.
+"""API keys -> tenants and access groups, and the collection namespace of each tenant.
 
 With no keys configured, auth is off (the loopback default) and collection names are used as
 they are. With keys, every /v1 request needs `Authorization: Bearer KEY`; the key's tenant sees
 only collections stored as `{tenant}__{name}`, so no endpoint can name another tenant's data:
-whatever name a caller sends is always prefixed with its own tenant.
+whatever name a caller sends is always prefixed with its own tenant. A key may also name access
+groups (`tenant:hr|finance`, rag_rlm.access): its caller reads the documents without groups and
+those sharing one of its groups; with auth off, a caller reads everything.
 """
 
 from __future__ import annotations
@@ -14,6 +16,7 @@ from typing import Any
 
 from litestar import Request
 
+from ..access import EVERYTHING, Access, parse_key_spec
 from ..config import MAX_NAME_CHARS, validate_collection_name
 from ..errors import ConfigError
 from .errors import ApiError
@@ -25,6 +28,7 @@ SEP = "__"
 class Caller:
     tenant: str | None  # None: auth is off, names are used as they are
     rate_key: str  # what the rate limit counts against
+    access: Access = EVERYTHING  # the documents it reads
 
     def stored(self, name: str) -> str:
         """The stored collection name for a name this caller sent (validated: it ends up in SQL
@@ -58,16 +62,17 @@ def authenticate(request: Request[Any, Any, Any], api_keys: dict[str, str]) -> C
     if scheme.lower() != "bearer" or not key.strip():
         raise ApiError(401, "unauthorized", "missing API key: send Authorization: Bearer KEY",
                        field="Authorization", headers={"WWW-Authenticate": "Bearer"})
-    tenant = _lookup(key.strip(), api_keys)
-    if tenant is None:
+    spec = _lookup(key.strip(), api_keys)
+    if spec is None:
         raise ApiError(401, "unauthorized", "invalid API key", field="Authorization",
                        headers={"WWW-Authenticate": "Bearer"})
-    return Caller(tenant=tenant, rate_key=f"tenant:{tenant}")
+    tenant, access = parse_key_spec(spec)  # checked when the settings loaded
+    return Caller(tenant=tenant, rate_key=f"tenant:{tenant}", access=access)
 
 
 def _lookup(key: str, api_keys: dict[str, str]) -> str | None:
     found = None
-    for known, tenant in api_keys.items():  # compare against every key: no timing hint
+    for known, spec in api_keys.items():  # compare against every key: no timing hint
         if hmac.compare_digest(known.encode(), key.encode()):
-            found = tenant
+            found = spec
     return found

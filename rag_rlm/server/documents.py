@@ -5,6 +5,11 @@ files are written to a folder under `{data_dir}/uploads/` by their uploaded name
 document's id is its filename. Uploads up to `background_upload_bytes` are ingested inline
 (holding a slot of the answer gate, as answers do); larger ones become jobs (jobs.py) whose
 state is kept in the state store, so any app process can answer GET /v1/jobs/{id}.
+
+Access groups (rag_rlm.access): an upload's form field `groups` ("hr,finance") gives its documents
+groups (absent: a replaced document keeps its own), PATCH changes a document's groups without
+embedding it again, and a document outside the caller's groups is a 404 on every route here, as
+if it did not exist (the collection's counts leave it out too).
 """
 
 from __future__ import annotations
@@ -15,12 +20,14 @@ from pathlib import Path, PurePosixPath
 from typing import Annotated, Any
 
 import anyio
-from litestar import delete, get, post
+import msgspec
+from litestar import delete, get, patch, post
 from litestar.datastructures import UploadFile
 from litestar.enums import RequestEncodingType
 from litestar.params import Body, Parameter
 from litestar.response import Response
 
+from ..access import GroupError, normalise_groups, parse_groups
 from ..ingest.parsers import PARSERS
 from .auth import Caller
 from .context import ServerContext
@@ -53,6 +60,20 @@ def _safe_name(filename: str) -> PurePosixPath:
     if size > MAX_NAME_BYTES:
         raise _refuse(f"file name {_shown(filename)} is {size} bytes; the limit is {MAX_NAME_BYTES}")
     return path
+
+
+def _groups(form: dict[str, Any]) -> tuple[str, ...] | None:
+    """The upload's `groups` field ("hr,finance", or repeated), or None when it has none."""
+    value = form.get("groups")
+    if value is None:
+        return None
+    values = value if isinstance(value, list) else [value]
+    if not all(isinstance(v, str) for v in values):
+        raise ApiError(422, "validation_error", "groups: expected text such as 'hr,finance'", field="groups")
+    try:
+        return normalise_groups(g for v in values for g in parse_groups(v))
+    except GroupError as e:
+        raise ApiError(422, "validation_error", f"groups: {e}", field="groups") from None
 
 
 def _files(form: dict[str, Any]) -> list[UploadFile]:
@@ -115,11 +136,11 @@ async def _save_uploads(files: list[UploadFile], names: list[PurePosixPath], fol
 
 
 def _ingest_inline(ctx: ServerContext, folder: Path, collection: str, shown: str,
-                   skipped: list[dict[str, str]]) -> dict[str, Any]:
+                   skipped: list[dict[str, str]], options: dict[str, Any]) -> dict[str, Any]:
     try:
         ctx.gate.hold(threading.Event())  # in line with answers: ingest shares their capacity
         try:
-            return ingest_folder(ctx.assistant, folder, collection, shown, skipped)
+            return ingest_folder(ctx.assistant, folder, collection, shown, skipped, **options)
         finally:
             ctx.gate.release()
     finally:
@@ -132,9 +153,11 @@ async def upload_documents(
     name: str, ctx: ServerContext, caller: Caller,
     # a dict, not list[UploadFile]: Litestar 2.25 raises IndexError on an empty form for lists
     data: Annotated[dict[str, Any], Body(media_type=RequestEncodingType.MULTI_PART,
-                                         description="files, any field name (e.g. repeated 'files')")],
+                                         description="files, any field name (e.g. repeated 'files'); "
+                                                     "optional text field 'groups': access groups, 'hr,finance'")],
 ) -> Response[Any]:
     collection = caller.stored(name)
+    options = {"groups": _groups(data), "access": caller.access}
     files = _files(data)
     names = _names(files)  # a bad name refuses the upload before anything is written
     files, names, skipped = _ingestible(files, names)
@@ -147,12 +170,12 @@ async def upload_documents(
         await _save_uploads(files, names, folder)
         if background:
             job = await anyio.to_thread.run_sync(ctx.jobs.submit, job_id, folder, collection, name,
-                                                 caller.tenant, len(files), total, skipped)
+                                                 caller.tenant, len(files), total, skipped, options)
             return Response({"job_id": job_id, **job}, status_code=202)
     except BaseException:  # refused, failed or cancelled before the job took the folder: leave nothing
         shutil.rmtree(folder, ignore_errors=True)
         raise
-    summary = await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection, name, skipped)
+    summary = await anyio.to_thread.run_sync(_ingest_inline, ctx, folder, collection, name, skipped, options)
     stored = sum(summary.get(k, 0) for k in ("documents_new", "documents_updated", "documents_unchanged"))
     if summary.get("documents_failed") and not stored:
         reasons = "; ".join(f"{f['path']}: {f['reason']}" for f in summary.get("failed", []))
@@ -181,8 +204,16 @@ async def cancel_job(job_id: str, ctx: ServerContext, caller: Caller) -> Respons
 
 
 def _collections(ctx: ServerContext, caller: Caller) -> list[dict[str, Any]]:
-    return [{"name": caller.public(c.name), "documents": c.documents, "chunks": c.chunks, "version": c.version}
-            for c in ctx.assistant.collections() if caller.owns(c.name)]
+    out = []
+    for c in ctx.assistant.collections():
+        if not caller.owns(c.name):
+            continue
+        documents, chunks = c.documents, c.chunks
+        if not caller.access.everything:  # counted over what the caller reads
+            readable = ctx.assistant.documents(c.name, caller.access)
+            documents, chunks = len(readable), sum(r.chunk_count for r in readable)
+        out.append({"name": caller.public(c.name), "documents": documents, "chunks": chunks, "version": c.version})
+    return out
 
 
 @get("/collections", summary="The caller's collections")
@@ -191,14 +222,18 @@ async def list_collections(ctx: ServerContext, caller: Caller) -> dict[str, Any]
     return {"collections": sorted(items, key=lambda c: c["name"])}
 
 
-def _documents(ctx: ServerContext, collection: str) -> list[dict[str, Any]]:
-    return [{"id": r.id, "title": r.title, "source": r.source, "content_hash": r.content_hash,
-             "chunks": r.chunk_count, "metadata": r.metadata} for r in ctx.assistant.documents(collection)]
+def _listed(r: Any) -> dict[str, Any]:
+    return {"id": r.id, "title": r.title, "source": r.source, "content_hash": r.content_hash,
+            "chunks": r.chunk_count, "metadata": r.metadata, "groups": list(r.groups)}
 
 
-@get("/collections/{name:str}/documents", summary="Documents of a collection")
+def _documents(ctx: ServerContext, collection: str, caller: Caller) -> list[dict[str, Any]]:
+    return [_listed(r) for r in ctx.assistant.documents(collection, caller.access)]
+
+
+@get("/collections/{name:str}/documents", summary="Documents of a collection (those the caller's groups read)")
 async def list_documents(name: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
-    items = await anyio.to_thread.run_sync(_documents, ctx, caller.stored(name))
+    items = await anyio.to_thread.run_sync(_documents, ctx, caller.stored(name), caller)
     return {"collection": name, "documents": sorted(items, key=lambda d: d["id"])}
 
 
@@ -206,23 +241,53 @@ async def list_documents(name: str, ctx: ServerContext, caller: Caller) -> dict[
         summary="Delete a document (its id may contain '/')")
 async def delete_document(name: str, document_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
     document_id = document_id.lstrip("/")  # path params keep their leading slash
-    if not await anyio.to_thread.run_sync(ctx.assistant.delete_document, caller.stored(name), document_id):
-        raise ApiError(404, "not_found", f"no document {document_id!r} in collection {name!r}", field="document_id")
+    if not await anyio.to_thread.run_sync(ctx.assistant.delete_document, caller.stored(name), document_id,
+                                          caller.access):
+        raise _no_document(document_id, name)
     return {"collection": name, "deleted": document_id}
 
 
-def _document(ctx: ServerContext, collection: str, document_id: str, name: str) -> dict[str, Any]:
+def _no_document(document_id: str, name: str) -> ApiError:
+    """A missing document, or one outside the caller's groups: the same answer for both."""
+    return ApiError(404, "not_found", f"no document {document_id!r} in collection {name!r}", field="document_id")
+
+
+def _document(ctx: ServerContext, collection: str, document_id: str, name: str, caller: Caller) -> dict[str, Any]:
     try:
-        doc = ctx.assistant.document(collection, document_id)
+        doc = ctx.assistant.document(collection, document_id, caller.access)
     except KeyError:
-        raise ApiError(404, "not_found", f"no document {document_id!r} in collection {name!r}",
-                       field="document_id") from None
+        raise _no_document(document_id, name) from None
     return {"collection": name, "id": doc["id"], "title": doc["title"], "source": doc["source"],
-            "chunks": doc["chunks"], "text": doc["text"]}
+            "chunks": doc["chunks"], "groups": doc["groups"], "text": doc["text"]}
 
 
 @get("/collections/{name:str}/documents/{document_id:path}",
      summary="A document's text, whose offsets are those of its citations (its id may contain '/')")
 async def get_document(name: str, document_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
     document_id = document_id.lstrip("/")  # path params keep their leading slash
-    return await anyio.to_thread.run_sync(_document, ctx, caller.stored(name), document_id, name)
+    return await anyio.to_thread.run_sync(_document, ctx, caller.stored(name), document_id, name, caller)
+
+
+class DocumentChange(msgspec.Struct, kw_only=True, forbid_unknown_fields=True):
+    """What PATCH changes of a document: its access groups (`[]`: everyone in the tenant)."""
+
+    groups: list[str]
+
+
+def _regroup(ctx: ServerContext, collection: str, document_id: str, groups: list[str], name: str,
+             caller: Caller) -> dict[str, Any]:
+    try:
+        record = ctx.assistant.set_groups(collection, document_id, groups, caller.access)
+    except GroupError as e:
+        raise ApiError(422, "validation_error", f"groups: {e}", field="groups") from None
+    except KeyError:
+        raise _no_document(document_id, name) from None
+    return {"collection": name, **_listed(record)}
+
+
+@patch("/collections/{name:str}/documents/{document_id:path}", status_code=200,
+       summary="Change a document's access groups (no re-embedding; answers cached before are not served again)")
+async def update_document(name: str, document_id: str, data: DocumentChange, ctx: ServerContext,
+                          caller: Caller) -> dict[str, Any]:
+    document_id = document_id.lstrip("/")  # path params keep their leading slash
+    return await anyio.to_thread.run_sync(_regroup, ctx, caller.stored(name), document_id, data.groups, name, caller)

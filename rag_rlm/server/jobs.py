@@ -186,14 +186,18 @@ class JobRunner:
                            headers={"Retry-After": str(retry)})
 
     def submit(self, job_id: str, folder: Path, collection: str, shown: str, tenant: str | None,
-               files: int, size: int, skipped: Sequence[dict[str, str]] = ()) -> dict[str, Any]:
-        """Queue a saved upload; 503 when the queue is full (the caller removes the folder)."""
+               files: int, size: int, skipped: Sequence[dict[str, str]] = (),
+               options: dict[str, Any] | None = None) -> dict[str, Any]:
+        """Queue a saved upload; 503 when the queue is full (the caller removes the folder).
+        `options`: passed to the ingest (Assistant.ingest_files: groups, access)."""
         now = time.time()
         record = {"id": job_id, "kind": "upload", "status": "queued", "collection": shown, "tenant": tenant, "files": files,
                   "bytes": size, "created": now, "heartbeat": now, "owner": self._owner(),
                   "progress": {"documents_done": 0, "documents_total": files, "chunks_written": 0}}
+
         def work(stop: threading.Event, progress: Callable[[int, int | None, int], None]) -> dict[str, Any]:
-            return ingest_folder(self.assistant, folder, collection, shown, skipped, progress=progress, stop=stop)
+            return ingest_folder(self.assistant, folder, collection, shown, skipped, progress=progress, stop=stop,
+                                 **dict(options or {}))
 
         self._enqueue(_Job(record, collection, work, folder=folder))
         return public(record)

@@ -1,5 +1,5 @@
 """Operations: GET /health, GET /metrics (no auth: load balancers and Prometheus call them), and
-GET /v1/traces/{id} (tenant-checked: a trace holds question and evidence text)."""
+GET /v1/traces/{id} (tenant- and access-checked: a trace holds question and evidence text)."""
 
 from __future__ import annotations
 
@@ -58,8 +58,9 @@ async def metrics(ctx: ServerContext) -> str:
 
 @get("/traces/{trace_id:str}", summary="The call tree of an answer")
 async def get_trace(trace_id: str, ctx: ServerContext, caller: Caller) -> dict[str, Any]:
-    trace = await anyio.to_thread.run_sync(ctx.assistant.trace, trace_id)
-    # a trace of another tenant's collection is reported exactly like a missing one
+    trace = await anyio.to_thread.run_sync(ctx.assistant.trace, trace_id, caller.access)
+    # a trace of another tenant's collection, or answered for access groups this caller lacks,
+    # is reported exactly like a missing one
     if not trace or not caller.owns(str(trace.get("collection", ""))):
         raise ApiError(404, "not_found", f"no trace {trace_id!r}", field="trace_id")
     return {**trace, "collection": caller.public(str(trace.get("collection", "")))}

@@ -130,10 +130,10 @@ class _Plan:
 
     def _placed(self, document: Document, item: Item) -> Document:
         """The document as the source places it: its location (what citations show and link
-        to), and which source it came from."""
+        to), which source it came from, and the source's access groups."""
         metadata = {**document.metadata, "source_name": self.spec.name, "source_kind": self.spec.kind,
                     "location": item.location}
-        return replace(document, source=item.location, metadata=metadata)
+        return replace(document, source=item.location, metadata=metadata, groups=tuple(self.spec.groups))
 
     def gone(self) -> list[str]:
         return [k for k in self.previous if k not in self.seen]
