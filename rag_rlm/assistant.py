@@ -8,9 +8,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from . import controller
 from .budget import Budget
@@ -112,6 +114,11 @@ class Assistant:
     def trace(self, trace_id: str) -> dict | None:
         return self.state.get(TRACE_KIND, trace_id)
 
+    def embed_questions(self, questions: Sequence[str]) -> np.ndarray:
+        """The questions' vectors as retrieval computes them (the answer embedder remembers the
+        texts it encoded: a question answered a moment ago is not encoded again)."""
+        return self.answer_embedder.embed(questions)
+
     def close(self) -> None:
         """Close the store, and the state store this assistant opened (for pgserver:// that
         lets go of the embedded PostgreSQL: rag_rlm.memory.embedded)."""
@@ -203,7 +210,15 @@ class Assistant:
     def _save_trace(self, ctx: Context, result: Result) -> None:
         data = ctx.trace.to_dict()
         data.update(collection=ctx.collection, question=result.question, status=result.status)
+        data.update(answer=result.answer, found=result.found, citations=[_cited(c) for c in result.citations])
         self.state.put(TRACE_KIND, ctx.trace.id, data)
+
+
+def _cited(citation: Any) -> dict[str, Any]:
+    """A citation as a trace keeps it (what answer feedback stores with the rating): no text."""
+    s = citation.span
+    return {"n": citation.n, "document_id": s.document_id, "title": s.title, "chunk_index": s.chunk_index,
+            "start": s.start, "end": s.end}
 
 
 def _ignore(kind: str, data: dict) -> None:
