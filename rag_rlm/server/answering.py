@@ -31,6 +31,7 @@ class AnswerCall:
     request_id: str
     public_collection: str  # the name the caller used (stored names carry the tenant prefix)
     options: dict[str, Any] = field(default_factory=dict)  # top_k, max_depth, token_budget, reflect, history
+    caller: Any = None  # the auth.Caller asking (its tenant and access groups go in the question log)
 
     def run(self, ctx: ServerContext, cancel: threading.Event, on_event: Any = None) -> dict[str, Any]:
         try:
@@ -43,6 +44,7 @@ class AnswerCall:
         out = result.to_dict()
         out["collection"] = self.public_collection
         ctx.metrics.record_answer(out)
+        ctx.insights.record(result, self.collection, self.caller)  # in the background
         return out
 
 
