@@ -230,3 +230,14 @@ def test_since_reads_durations_and_dates():
     for bad in ("", "30", "d", "30y", "yesterday"):
         with pytest.raises(ValueError, match="duration"):
             cutoff(bad, now)
+
+
+@pytest.mark.parametrize("command", [["insights"], ["insights", "purge", "--older-than", "90d"]])
+def test_the_insights_commands_take_the_flags_every_command_takes(command):
+    from rag_rlm import clikit
+    from rag_rlm.cli import _parser
+
+    for flags, quiet, verbose in ((["-q"], True, False), (["--verbose"], False, True), ([], False, False)):
+        args = _parser().parse_args([*command, *flags])
+        assert (args.quiet, args.verbose) == (quiet, verbose)
+    assert clikit.verbosity(_parser().parse_args([*command, "-q", "-v"])) == clikit.VERBOSE
