@@ -49,7 +49,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if args.older_than is None:
             print("rag-rlm insights purge: --older-than is required (e.g. --older-than 90d)", file=sys.stderr)
             return EXIT_USAGE
-        store = open_insight_store(settings.store, settings.data_dir, timeout=settings.store_timeout)
+        store = open_insight_store(settings.store, settings.data_dir, timeout=settings.store_timeout,
+                                   statement_timeout=settings.store_statement_timeout)
         try:
             removed = store.purge(args.older_than)
         finally:

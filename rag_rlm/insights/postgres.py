@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..config import DEFAULT_STORE_TIMEOUT
+from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
 from .records import AskedQuestion, Rating, Window
 from .store import vector_bytes, vector_of
 
@@ -15,7 +15,8 @@ _RATING_COLUMNS = "trace_id, rater, tenant, collection, rating, comment, questio
 class PostgresInsights:
     """Its own small pool (with the vector store's outage behaviour: `pgpool.StorePool`)."""
 
-    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT, on_close: Any = None):
+    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
         import psycopg
 
         from ..memory.migrate import ensure_migrated
@@ -23,14 +24,17 @@ class PostgresInsights:
 
         ensure_migrated(dsn, timeout)
         self._psycopg = psycopg
-        self._pool = StorePool(dsn, timeout=timeout, max_size=2, autocommit=True, name="rag_rlm.insights")
+        self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=2, autocommit=True,
+                               name="rag_rlm.insights")
         self._on_close = on_close
 
     @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> PostgresInsights:
+    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> PostgresInsights:
         from ..memory.migrate import open_postgres
 
-        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, on_close=release))
+        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, statement_timeout=statement_timeout,
+                                                           on_close=release))
 
     def log(self, asked: AskedQuestion) -> None:
         self._run("INSERT INTO rag_rlm_questions (trace_id, tenant, collection, question, groups, found, cited,"

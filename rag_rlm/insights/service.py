@@ -29,7 +29,8 @@ class Insights:
 
     @classmethod
     def open(cls, settings: Settings, embed: Embed | None = None) -> Insights:
-        store = open_insight_store(settings.store, settings.data_dir, timeout=settings.store_timeout)
+        store = open_insight_store(settings.store, settings.data_dir, timeout=settings.store_timeout,
+                                   statement_timeout=settings.store_statement_timeout)
         return cls(store, embed=embed, store_questions=settings.store_questions)
 
     def record(self, result: Result, collection: str, caller: Any = None) -> None:

@@ -16,7 +16,7 @@ from typing import Any, Protocol, runtime_checkable
 
 import numpy as np
 
-from ..config import DEFAULT_STORE_TIMEOUT
+from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
 from ..errors import StoreError
 from .records import AskedQuestion, Rating, Window
 
@@ -52,12 +52,13 @@ class InsightStore(QuestionLog, RatingLog, Protocol):
     def close(self) -> None: ...
 
 
-def open_insight_store(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT) -> InsightStore:
+def open_insight_store(store_url: str, data_dir: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
+                       statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> InsightStore:
     """The insight store that goes with a vector store URL (see the module docstring)."""
     if store_url.partition("://")[0] in ("pgserver", "postgresql", "postgres"):
         from .postgres import PostgresInsights
 
-        return PostgresInsights.from_url(store_url, timeout=timeout)
+        return PostgresInsights.from_url(store_url, timeout=timeout, statement_timeout=statement_timeout)
     return SqliteInsights(Path(data_dir) / "insights.sqlite3")
 
 
