@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import threading
 import time
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+import numpy as np
 
 from . import controller
 from .access import EVERYTHING, Access, normalise_groups
@@ -122,6 +124,11 @@ class Assistant:
         if data is None or not access.covers(Access.from_dict(data.get("access"))):
             return None
         return {k: v for k, v in data.items() if k != "access"}
+
+    def embed_questions(self, questions: Sequence[str]) -> np.ndarray:
+        """The questions' vectors as retrieval computes them (the answer embedder remembers the
+        texts it encoded: a question answered a moment ago is not encoded again)."""
+        return self.answer_embedder.embed(questions)
 
     def close(self) -> None:
         """Close the store, and the state store this assistant opened (for pgserver:// that
@@ -242,7 +249,15 @@ class Assistant:
         data = ctx.trace.to_dict()
         data.update(collection=ctx.collection, question=result.question, status=result.status,
                     access=ctx.access.to_dict())
+        data.update(answer=result.answer, found=result.found, citations=[_cited(c) for c in result.citations])
         self.state.put(TRACE_KIND, ctx.trace.id, data)
+
+
+def _cited(citation: Any) -> dict[str, Any]:
+    """A citation as a trace keeps it (what answer feedback stores with the rating): no text."""
+    s = citation.span
+    return {"n": citation.n, "document_id": s.document_id, "title": s.title, "chunk_index": s.chunk_index,
+            "start": s.start, "end": s.end}
 
 
 def _ignore(kind: str, data: dict) -> None:

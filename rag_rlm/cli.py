@@ -1,4 +1,4 @@
-"""`rag-rlm`: ask, chat, serve, source, migrate, db, eval, train-reader.
+"""`rag-rlm`: ask, chat, serve, source, migrate, db, eval, train-reader, insights.
 
 Exit codes: 0 ok, 1 the work failed, 2 usage or configuration error, 130 interrupted. Every
 command takes -q/--quiet and -v/--verbose, which mean the same everywhere (rag_rlm.clikit).
@@ -74,12 +74,14 @@ def _parser() -> argparse.ArgumentParser:
     db_stop.add_argument("--force", action="store_true", help="stop it even while processes of ours use it")
     db_stop.set_defaults(run=_db_stop)
 
+    from .insights.cli import register as register_insights
     from .reader.cli import register as register_train_reader
     from .sources.cli import register as register_sources
 
     register_sources(sub)
 
     register_train_reader(sub)
+    register_insights(sub)
     try:
         from .eval.cli import register as register_eval
     except ImportError:  # the eval extras are optional

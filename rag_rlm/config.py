@@ -127,6 +127,9 @@ class Settings:
     source_watch: bool = True  # folder sources are watched while the server runs
     # a watched folder is also compared in full this often (seconds), in case an event was missed
     source_rescan_seconds: float = 3600.0
+    # keep each answered question (text, collection, tenant, found, cited documents, embedding)
+    # for `GET /v1/insights`; purged by age with `rag-rlm insights purge --older-than 90d`
+    store_questions: bool = True
 
     def __post_init__(self) -> None:
         _validate(self)

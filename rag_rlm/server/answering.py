@@ -33,6 +33,7 @@ class AnswerCall:
     public_collection: str  # the name the caller used (stored names carry the tenant prefix)
     options: dict[str, Any] = field(default_factory=dict)  # top_k, max_depth, token_budget, reflect, history
     access: Access = EVERYTHING  # the caller's: what the answer may be built from
+    caller: Any = None  # the auth.Caller asking (its tenant and access groups go in the question log)
 
     def run(self, ctx: ServerContext, cancel: threading.Event, on_event: Any = None) -> dict[str, Any]:
         try:
@@ -45,6 +46,7 @@ class AnswerCall:
         out = result.to_dict()
         out["collection"] = self.public_collection
         ctx.metrics.record_answer(out)
+        ctx.insights.record(result, self.collection, self.caller)  # in the background
         return out
 
 

@@ -17,7 +17,7 @@ from litestar.openapi.spec import Components, SecurityScheme
 
 from .. import __version__
 from ..config import ENV_PREFIX, Settings
-from . import ask, chat, documents, ops, sources, web
+from . import ask, chat, documents, insights, ops, sources, web
 from .context import ServerContext, provide_caller, provide_context
 from .errors import EXCEPTION_HANDLERS
 from .observe import before_send, configure_logging, timing_middleware
@@ -54,7 +54,7 @@ def create_app(settings: Settings, assistant: Any = None) -> Litestar:
                                  documents.list_jobs,
                                  documents.get_job, documents.cancel_job, ops.get_trace, sources.list_sources,
                                  sources.add_source, sources.get_source, sources.remove_source,
-                                 sources.sync_source])
+                                 sources.sync_source, insights.give_feedback, insights.insights])
     # same path as the listing (one route: one OPTIONS handler), with the upload cap
     uploads = Router("/v1", dependencies={"caller": Provide(provide_caller, sync_to_thread=False)},
                      request_max_body_size=settings.max_upload_bytes,

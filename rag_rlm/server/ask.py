@@ -40,7 +40,7 @@ def build_call(ctx: ServerContext, caller: Caller, request: Request[Any, Any, An
     check_question(question, ctx.settings.max_question_chars)
     name = collection or ctx.settings.collection
     return AnswerCall(question=question, collection=caller.stored(name), public_collection=name,
-                      request_id=request_id_of(request.scope), access=caller.access,
+                      request_id=request_id_of(request.scope), access=caller.access, caller=caller,
                       options={k: v for k, v in options.items() if v is not None})
 
 

@@ -10,6 +10,7 @@ from typing import Any
 from litestar import Request
 
 from ..config import Settings
+from ..insights import Insights
 from .auth import Caller, authenticate
 from .errors import ApiError
 from .jobs import JobRunner
@@ -35,6 +36,7 @@ class ServerContext:
     jobs: JobRunner = field(init=False)  # upload and sync jobs: started with the app, closed with it
     scheduler: SourceScheduler = field(init=False)  # syncs on schedules and folder changes
     retention: Retention = field(init=False)  # prunes old traces and jobs: started with the app
+    insights: Insights = field(init=False)  # the question log and answer feedback (rag_rlm.insights)
 
     def __post_init__(self) -> None:
         s = self.settings
@@ -45,6 +47,7 @@ class ServerContext:
         self.jobs = JobRunner(self.assistant, s, self.gate)
         self.scheduler = SourceScheduler(self)
         self.retention = Retention(self.assistant, s.state_retention_days)
+        self.insights = Insights.open(s, embed=self.assistant.embed_questions)
 
     def start(self) -> None:
         self.jobs.start()  # marks jobs of a stopped server failed, cleans folders
@@ -55,6 +58,7 @@ class ServerContext:
         self.retention.close()
         self.scheduler.close()
         self.jobs.close()
+        self.insights.close()
         self.executor.shutdown(wait=False, cancel_futures=True)
         if self.owns_assistant:
             self.assistant.close()

@@ -2,6 +2,7 @@
 // citations, done), then its sources and the "Why this answer" call tree.
 
 import { clear, h, ms } from "./dom.js";
+import { feedbackBar } from "./feedback.js";
 import { renderTrace } from "./trace.js";
 
 const MARKER = /\[(\d+(?:\s*,\s*\d+)*)\]/g;
@@ -107,6 +108,7 @@ export class AnswerView {
     if (this.planList.childElementCount === 0) this.planList.remove();
     if (result.found === false) this.notFound(result);
     else this.found(result);
+    if (result.trace_id) this.extra.append(feedbackBar(result, this.ctx.api));
     this.extra.append(this.whyView(result), this.metaLine(result));
   }
 

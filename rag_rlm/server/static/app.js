@@ -1,10 +1,11 @@
-// The page: header (collection picker, API key), the Ask view (a streamed conversation) and the
-// Documents view, switched by the URL's hash (#ask, #documents).
+// The page: header (collection picker, API key), the Ask view (a streamed conversation), the
+// Documents view and the Insights view, switched by the URL's hash (#ask, #documents, #insights).
 
 import { AnswerView } from "./answer.js";
 import { api, apiKey, setApiKey, streamAsk } from "./api.js";
 import { DocumentsView } from "./docs.js";
 import { clear, h } from "./dom.js";
+import { InsightsView } from "./insights.js";
 import { initViewer, openDocument } from "./viewer.js";
 
 const $ = (id) => document.getElementById(id);
@@ -50,6 +51,7 @@ function setCollection(name, restart = true) {
   localStorage.setItem(COLLECTION_STORAGE, name);
   if (restart) newConversation();
   if (!$("view-documents").hidden) docs.load();
+  if (!$("view-insights").hidden) insights.load();
 }
 
 function newConversation() {
@@ -104,22 +106,29 @@ function busy(on) {
   $("ask-form").setAttribute("aria-busy", String(on));
 }
 
+const VIEWS = ["ask", "documents", "insights"];
+
 function route() {
-  const view = location.hash === "#documents" ? "documents" : "ask";
-  $("view-ask").hidden = view !== "ask";
-  $("view-documents").hidden = view !== "documents";
-  for (const name of ["ask", "documents"]) {
+  const view = VIEWS.find((v) => location.hash === `#${v}`) || "ask";
+  for (const name of VIEWS) {
+    $(`view-${name}`).hidden = name !== view;
     const tab = $(`tab-${name}`);
     if (name === view) tab.setAttribute("aria-current", "page");
     else tab.removeAttribute("aria-current");
   }
   if (view === "documents") docs.load();
+  if (view === "insights") insights.load();
 }
 
 const docs = new DocumentsView({
   collection: () => state.collection,
   openDocument: (d) => openDocument({ collection: state.collection, ...d }),
   collectionsChanged: () => loadCollections(),
+});
+
+const insights = new InsightsView({
+  collection: () => state.collection,
+  openDocument: (d) => openDocument({ collection: state.collection, ...d }),
 });
 
 function init() {
@@ -130,7 +139,10 @@ function init() {
     e.preventDefault();
     setApiKey($("api-key").value.trim());
     showKeyForm(false);
-    loadCollections().then(() => { if (!$("view-documents").hidden) docs.load(); });
+    loadCollections().then(() => {
+      if (!$("view-documents").hidden) docs.load();
+      if (!$("view-insights").hidden) insights.load();
+    });
   });
   $("key-clear").addEventListener("click", () => { $("api-key").value = ""; setApiKey(""); loadCollections(); });
   $("collection").addEventListener("change", (e) => setCollection(e.target.value));
