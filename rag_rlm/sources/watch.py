@@ -55,6 +55,9 @@ class FolderWatcher:
             def __call__(self, change: object, path: str) -> bool:
                 return super().__call__(change, path) and not any(Path(path).is_relative_to(p) for p in ignored)
 
+        # a change made before the watch began (between a source's first sync and now) is caught
+        # by one comparison as the watch starts; a sync of an unchanged folder reads nothing
+        self.on_change(key)
         try:
             for _changes in watch(root, watch_filter=_Filter(), stop_event=stop, debounce=DEBOUNCE_MS, step=STEP_MS,
                                   raise_interrupt=False, yield_on_timeout=False):
