@@ -17,13 +17,10 @@ class PostgresInsights:
 
     def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
                  statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
-        import psycopg
-
         from ..memory.migrate import ensure_migrated
         from ..memory.pgpool import StorePool
 
         ensure_migrated(dsn, timeout)
-        self._psycopg = psycopg
         self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=2, autocommit=True,
                                name="rag_rlm.insights")
         self._on_close = on_close
@@ -72,16 +69,7 @@ class PostgresInsights:
         return [Rating(*r[:8], citations=r[8], at=r[9]) for r in rows]
 
     def _run(self, query: str, params: tuple[Any, ...], many: bool = False) -> Any:
-        try:
-            with self._pool.connection() as conn:
-                cur = conn.execute(query, params)
-                if not cur.description:
-                    return None
-                return cur.fetchall() if many else cur.fetchone()
-        except self._psycopg.Error as e:
-            from ..memory.pgpool import store_error
-
-            raise store_error("insights store", e) from e
+        return self._pool.execute(query, params, what="insights store", many=many)
 
     def close(self) -> None:
         self._pool.close()

@@ -91,13 +91,9 @@ class SqliteInsights:
     """A SQLite file (WAL: a report does not block the writer); one connection behind a lock."""
 
     def __init__(self, path: Path):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.executescript(_SQLITE_SCHEMA)
-        except (OSError, sqlite3.Error) as e:
-            raise StoreError(f"cannot open the insights file {path}: {e}") from e
+        from ..memory.state import open_sqlite
+
+        self._conn = open_sqlite(path, _SQLITE_SCHEMA, "insights")
         self._lock = threading.Lock()
         self.path = path
 

@@ -157,6 +157,18 @@ class StorePool:
         with conn:
             yield conn
 
+    def execute(self, query: str, params: tuple[Any, ...], *, what: str, many: bool = False) -> Any:
+        """One statement on a pooled connection: its rows (all with `many`, else the first), None
+        for a statement that returns none; a psycopg error becomes a StoreError naming `what`."""
+        try:
+            with self.connection() as conn:
+                cur = conn.execute(query, params)
+                if not cur.description:
+                    return None
+                return cur.fetchall() if many else cur.fetchone()
+        except psycopg.Error as e:
+            raise store_error(what, e) from e
+
     def _mark_down(self, why: str) -> None:
         if not self._down.is_set():
             log.warning("store unreachable (%s); requests fail fast until it answers again", why)

@@ -81,17 +81,24 @@ def _field(name: str) -> str:
     return name
 
 
+def open_sqlite(path: Path, schema: str, what: str) -> sqlite3.Connection:
+    """A SQLite file shared by threads (behind the caller's lock) and by other processes on the
+    machine: autocommit, WAL (readers do not block the writer), `schema` applied."""
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
+        conn.execute("PRAGMA journal_mode=WAL")
+        conn.executescript(schema)
+    except (OSError, sqlite3.Error) as e:
+        raise StoreError(f"cannot open the {what} file {path}: {e}") from e
+    return conn
+
+
 class SqliteState:
     """A SQLite file; one connection shared by threads behind a lock (writes are tiny)."""
 
     def __init__(self, path: Path):
-        try:
-            path.parent.mkdir(parents=True, exist_ok=True)
-            self._conn = sqlite3.connect(path, check_same_thread=False, timeout=30, isolation_level=None)
-            self._conn.execute("PRAGMA journal_mode=WAL")
-            self._conn.execute(_SQLITE_SCHEMA)
-        except (OSError, sqlite3.Error) as e:
-            raise StoreError(f"cannot open the state file {path}: {e}") from e
+        self._conn = open_sqlite(path, _SQLITE_SCHEMA, "state")
         self._lock = threading.Lock()
         self.path = path
 
@@ -166,13 +173,10 @@ class PostgresState:
 
     def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
                  statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
-        import psycopg
-
         from .migrate import ensure_migrated
         from .pgpool import StorePool
 
         ensure_migrated(dsn, timeout)
-        self._psycopg = psycopg
         self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=4,
                                autocommit=True, name="rag_rlm.state")
         self._on_close = on_close
@@ -236,16 +240,7 @@ class PostgresState:
         return int(row[0])
 
     def _run(self, query: str, params: tuple[Any, ...], many: bool = False) -> Any:
-        try:
-            with self._pool.connection() as conn:
-                cur = conn.execute(query, params)
-                if not cur.description:
-                    return None
-                return cur.fetchall() if many else cur.fetchone()
-        except self._psycopg.Error as e:
-            from .pgpool import store_error
-
-            raise store_error("state store", e) from e
+        return self._pool.execute(query, params, what="state store", many=many)
 
     def close(self) -> None:
         self._pool.close()
