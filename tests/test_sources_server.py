@@ -146,6 +146,7 @@ def test_bad_sources_are_refused_naming_the_cause(acme, roots, tmp_path):
         ({"name": "x", "kind": "gopher", "location": "/"}, "kind"),
         ({"name": "../x", "kind": "folder", "location": str(roots)}, "name"),
         ({"name": "x", "kind": "folder", "location": str(roots), "every": "often"}, "every"),
+        ({"name": "x", "kind": "folder", "location": str(roots / "typo")}, "does not exist"),
     ]
     for body, cause in cases:
         r = add(json=body)

@@ -24,7 +24,7 @@ from litestar.params import Parameter
 from litestar.response import Response
 
 from ..sources.registry import SourceExists, UnknownSource
-from ..sources.service import SourceBusy, SourceInvalid, check_allowed, make_spec
+from ..sources.service import SourceBusy, SourceInvalid, check_allowed, check_exists, make_spec
 from .auth import Caller
 from .context import ServerContext
 from .errors import ApiError
@@ -87,6 +87,7 @@ def _add(ctx: ServerContext, caller: Caller, collection: str, shown: str, data: 
                          include=data.include, exclude=data.exclude, groups=data.groups, max_pages=data.max_pages,
                          max_depth=data.max_depth, delay=data.delay)
         check_allowed(spec, ctx.settings.source_roots, ctx.settings.source_hosts)
+        check_exists(spec)
         record = ctx.assistant.sources.add(spec)
     except SourceInvalid as e:
         raise _invalid(e) from None

@@ -17,7 +17,7 @@ from typing import Any
 from .. import clikit
 from ..config import Settings
 from .registry import SourceExists, UnknownSource
-from .service import SourceBusy, SourceInvalid, Sources, make_spec
+from .service import SourceBusy, SourceInvalid, Sources, check_exists, make_spec
 from .sync import SyncSummary
 
 
@@ -89,6 +89,7 @@ def _add(args: argparse.Namespace, settings: Settings) -> int:
                          every=args.every, include=args.include, exclude=args.exclude,
                          groups=[g.strip() for g in args.groups.split(",") if g.strip()],
                          max_pages=args.max_pages, max_depth=args.max_depth, delay=args.delay)
+        check_exists(spec)
     except SourceInvalid as e:
         return _fail(str(e), clikit.EXIT_USAGE)
     with _sources(settings) as sources:

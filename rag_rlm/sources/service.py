@@ -114,6 +114,13 @@ def check_allowed(spec: SourceSpec, roots: Sequence[str], hosts: Sequence[str]) 
         raise SourceInvalid("location", f"host {host!r} is not in source_hosts ({', '.join(hosts) or 'none configured'})")
 
 
+def check_exists(spec: SourceSpec) -> None:
+    """A folder source must name a folder when it is added (a typo would otherwise only show as
+    a failed sync); one that goes away later fails its syncs and leaves the collection as it was."""
+    if spec.kind == "folder" and not Path(spec.location).is_dir():
+        raise SourceInvalid("location", f"folder {spec.location!r} does not exist or is not a folder")
+
+
 def open_reader(spec: SourceSpec, settings: Settings) -> SourceReader:
     if spec.kind == "folder":
         from .folder import FolderReader
