@@ -10,9 +10,10 @@ PORT ?= 8000
 
 CHROMIUM := /usr/bin/chromium
 TESSERACT := /usr/bin/tesseract
+GIT := /usr/bin/git
 SUDO := $(shell [ "$$(id -u)" = 0 ] || echo sudo)
 
-install: $(STAMP) $(CHROMIUM) $(TESSERACT)
+install: $(STAMP) $(CHROMIUM) $(TESSERACT) $(GIT)
 
 # The web page's browser tests drive Debian's chromium (Playwright never downloads a browser here).
 $(CHROMIUM):
@@ -23,6 +24,11 @@ $(CHROMIUM):
 $(TESSERACT):
 	$(SUDO) apt-get update -qq
 	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq tesseract-ocr tesseract-ocr-eng >/dev/null
+
+# Git sources are read with Debian's git (rag_rlm/sources/git.py).
+$(GIT):
+	$(SUDO) apt-get update -qq
+	DEBIAN_FRONTEND=noninteractive $(SUDO) apt-get install -y -qq git >/dev/null
 
 # torch first, pinned: a CPU build of 2.13.0 lies on disk here; any other spec pulls CUDA wheels.
 $(STAMP): pyproject.toml
