@@ -96,12 +96,14 @@ def test_a_changed_threshold_changes_the_reasoners_fingerprint_not_its_source():
 def test_the_memo_key_changes_with_the_reader(tmp_path, embedder):
     from types import SimpleNamespace
 
+    from rag_rlm.access import EVERYTHING
+
     options = Options(top_k=5, max_depth=2, max_parallel=4, reflect=True, hybrid=False)
     sub = SubQuestion("Who approves expenses?")
 
     def key(identity: str) -> str:
         ctx = SimpleNamespace(options=options, reasoner=SimpleNamespace(identity=identity), collection="c",
-                              version="v1")
+                              version="v1", access=EVERYTHING)
         return _key(ctx, sub, 0)
 
     assert key("extractive/reader:aaaa") != key("extractive/reader:bbbb")
