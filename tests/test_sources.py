@@ -87,13 +87,16 @@ def test_touched_file_is_not_rewritten_and_a_hand_deleted_document_comes_back(so
     assert set(_docs(sources, collection)) == {"f/alpha.md", "f/beta.txt"}
 
 
-def test_include_exclude_globs(sources, collection, tmp_path):
+def test_include_exclude_globs_and_groups(sources, collection, tmp_path):
     root = tmp_path / "docs"
     _write(root, {"a.md": ALPHA, "drafts/b.md": BETA, "c.txt": GAMMA})
-    spec = make_spec("g", "folder", str(root), collection, include=["*.md"], exclude=["drafts/*"])
+    spec = make_spec("g", "folder", str(root), collection, include=["*.md"], exclude=["drafts/*"],
+                     groups=["hr", "finance"])
     sources.add(spec)
     sources.sync(spec)
-    assert set(_docs(sources, collection)) == {"g/a.md"}
+    docs = _docs(sources, collection)
+    assert set(docs) == {"g/a.md"}
+    assert docs["g/a.md"].groups == ("finance", "hr")  # the source's access groups, on its documents
 
 
 def test_a_folder_that_is_gone_changes_nothing(sources, collection, tmp_path):
@@ -217,6 +220,8 @@ def test_bad_definitions_name_the_field(tmp_path):
         make_spec("../x", "folder", "/tmp", "c")
     with pytest.raises(SourceInvalid, match="every"):
         parse_every("5 minutes")
+    with pytest.raises(SourceInvalid, match="groups"):
+        make_spec("x", "folder", "/tmp", "c", groups=["hr team"])
     assert parse_every("10m") == 600 and parse_every("") == 0
     roots = [str(tmp_path / "allowed")]
     with pytest.raises(SourceInvalid, match="source_roots"):

@@ -147,6 +147,7 @@ def test_bad_sources_are_refused_naming_the_cause(acme, roots, tmp_path):
         ({"name": "../x", "kind": "folder", "location": str(roots)}, "name"),
         ({"name": "x", "kind": "folder", "location": str(roots), "every": "often"}, "every"),
         ({"name": "x", "kind": "folder", "location": str(roots / "typo")}, "does not exist"),
+        ({"name": "x", "kind": "folder", "location": str(roots), "groups": ["no spaces please"]}, "groups"),
     ]
     for body, cause in cases:
         r = add(json=body)

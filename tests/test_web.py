@@ -238,7 +238,7 @@ def test_a_folder_source_is_added_synced_and_removed_from_the_documents_view(bro
     page.press("#new-collection-name", "Enter")
     expect(page.locator("#sources-empty")).to_be_visible()
 
-    def add_source(name: str, location: str) -> None:
+    def add_source(name: str, location: str, groups: str = "") -> None:
         if page.locator("#add-source").get_attribute("open") is None:
             page.click("#add-source > summary")
         page.fill("#source-name", name)
@@ -247,12 +247,14 @@ def test_a_folder_source_is_added_synced_and_removed_from_the_documents_view(bro
         page.select_option("#source-kind", "folder")
         expect(page.locator("#source-branch")).to_be_hidden()  # a branch is for Git sources
         page.fill("#source-location", location)
+        page.fill("#source-groups", groups)
         page.click("#source-form button[type=submit]")
 
     # added through the form: its first sync runs, its documents are listed with their paths
-    add_source("handbook", str(folder))
+    add_source("handbook", str(folder), "staff, hr")
     item = page.locator('#sources-list li[data-source="handbook"]')
     expect(item.locator(".source-head")).to_contain_text(str(folder))
+    expect(item.locator(".source-groups")).to_have_text("Readable by groups: hr, staff")
     last = item.locator(".source-last")
     expect(last).to_contain_text("2 added, 0 updated, 0 deleted, 0 unchanged, 0 failed")
     expect(last).to_contain_text("2 files")

@@ -18,6 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import urlsplit
 
+from ..access import GroupError, normalise_groups
 from ..config import Settings, validate_collection_name
 from ..errors import ConfigError, RagRlmError
 from ..ingest.pipeline import ProgressFn
@@ -79,15 +80,19 @@ def make_spec(name: str, kind: str, location: str, collection: str, *, branch: s
         _check_url(location)
     elif kind == "folder":
         location = str(Path(location).expanduser().resolve())
-    for field, globs in (("include", include), ("exclude", exclude), ("groups", groups)):
+    for field, globs in (("include", include), ("exclude", exclude)):
         if isinstance(globs, str) or not all(isinstance(g, str) and g.strip() for g in globs):
             raise SourceInvalid(field, f"expected a list of non-empty strings, got {globs!r}")
+    try:
+        groups = normalise_groups(groups)  # the documents' access groups: rag_rlm.access
+    except GroupError as e:
+        raise SourceInvalid("groups", str(e)) from None
     limits = {k: v for k, v in web.items() if v is not None}
     for field, value in limits.items():
         if field not in ("max_pages", "max_depth", "delay") or not isinstance(value, int | float) or value < 0:
             raise SourceInvalid(field, f"expected a number >= 0, got {value!r}")
     return SourceSpec(name, kind, location.strip(), collection, branch=branch, every=parse_every(every),
-                      include=tuple(include), exclude=tuple(exclude), groups=tuple(groups), **limits)
+                      include=tuple(include), exclude=tuple(exclude), groups=groups, **limits)
 
 
 def _check_url(url: str) -> None:

@@ -8,7 +8,7 @@ import { clear, h } from "./dom.js";
 
 const $ = (id) => document.getElementById(id);
 const POLL_MS = 700;
-const FIELDS = ["name", "kind", "location", "branch", "every", "include", "exclude"];
+const FIELDS = ["name", "kind", "location", "branch", "every", "include", "exclude", "groups"];
 const PLACEHOLDERS = {
   folder: "a folder on the server, e.g. /srv/docs/handbook",
   git: "https://github.com/org/repo.git, or a repository on the server",
@@ -79,6 +79,7 @@ export class SourcesView {
         h("code", { class: "source-location" }, s.location),
         s.kind === "git" ? h("span", { class: "muted" }, `branch ${s.branch || "(default)"}`) : null),
       h("p", { class: "source-schedule muted" }, schedule(s)),
+      s.groups && s.groups.length ? h("p", { class: "source-groups muted" }, `Readable by groups: ${s.groups.join(", ")}`) : null,
       lastSync(s.last_sync),
       h("p", { class: `source-progress${running?.error ? " error" : ""}`, role: "status" }, running?.text || ""),
       h("div", { class: "source-actions" }, sync, remove));
@@ -202,6 +203,7 @@ export class SourcesView {
     const body = {
       name: $("source-name").value.trim(), kind, location: $("source-location").value.trim(),
       include: globs($("source-include").value), exclude: globs($("source-exclude").value),
+      groups: globs($("source-groups").value),
     };
     if (kind === "git" && $("source-branch").value.trim()) body.branch = $("source-branch").value.trim();
     if ($("source-every").value.trim()) body.every = $("source-every").value.trim();
