@@ -24,7 +24,6 @@ import json
 import os
 import random
 import shutil
-import socket
 import statistics
 import subprocess
 import sys
@@ -35,6 +34,9 @@ import httpx
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
+
+from bench_server import free_port, serve_process  # noqa: E402 - one way to start and await a server
+
 SAMPLE = ROOT / "examples" / "sample"
 DEV = [Path("/work/shared/data") / s / "questions.jsonl" for s in ("hotpotqa", "musique", "squad2")]
 
@@ -141,27 +143,8 @@ def load(n: int, not_found: float, rng: random.Random) -> list[tuple[str, bool, 
     return out
 
 
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
-
-
 def start_server(env: dict[str, str], port: int) -> subprocess.Popen[bytes]:
-    proc = subprocess.Popen([sys.executable, "-m", "rag_rlm.cli", "serve", "--port", str(port), "-q"],
-                            env=env, cwd=ROOT)
-    deadline = time.monotonic() + 180
-    while time.monotonic() < deadline:
-        if proc.poll() is not None:
-            sys.exit(f"server exited with {proc.returncode}")
-        try:
-            if httpx.get(f"http://127.0.0.1:{port}/health", timeout=2).status_code == 200:
-                return proc
-        except httpx.HTTPError:
-            pass
-        time.sleep(0.5)
-    proc.kill()
-    sys.exit("server did not become healthy in 180 s")
+    return serve_process(env, port, "-q")
 
 
 def print_groups(report: dict, limit: int) -> None:

@@ -109,8 +109,13 @@ def free_port() -> int:
 
 
 def start_server(args: argparse.Namespace, port: int, mode: str) -> subprocess.Popen[bytes]:
-    cmd = [sys.executable, "-m", "rag_rlm.cli", "serve", "--port", str(port), "--workers", str(args.workers)]
-    proc = subprocess.Popen(cmd, env=server_env(args, port, mode), cwd=ROOT)
+    return serve_process(server_env(args, port, mode), port, "--workers", str(args.workers))
+
+
+def serve_process(env: dict[str, str], port: int, *flags: str) -> subprocess.Popen[bytes]:
+    """`rag-rlm serve` in a process of its own, once /health answers (exits the bench if it never does)."""
+    proc = subprocess.Popen([sys.executable, "-m", "rag_rlm.cli", "serve", "--port", str(port), *flags],
+                            env=env, cwd=ROOT)
     deadline = time.monotonic() + 180
     while time.monotonic() < deadline:
         if proc.poll() is not None:

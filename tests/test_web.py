@@ -55,7 +55,7 @@ def source_root(tmp_path_factory):
 @pytest.fixture(scope="module")
 def sources_server(assistant, source_root):
     """A server whose callers may add folders under source_root and sites on loopback as sources."""
-    settings = open_settings(assistant, source_roots=(str(source_root),), source_hosts=("127.0.0.1",),
+    settings = open_settings(assistant, source_roots=[str(source_root)], source_hosts=["127.0.0.1"],
                              source_watch=False)
     with LiveServer(settings, assistant) as srv:
         yield srv

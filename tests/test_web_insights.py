@@ -7,10 +7,13 @@ import json
 import re
 
 import pytest
+import test_web
 from playwright.sync_api import expect
 from test_server_support import COLLECTION, LiveServer, open_settings, shared_assistant
-from test_web import ARGS, CHROMIUM, SCREENSHOT, TIMEOUT_MS, VACATION_Q, ask
+from test_web import SCREENSHOT, VACATION_Q, ask
 
+# the same Chromium and page fixtures as test_web.py, over this module's server
+browser, page = test_web.browser, test_web.page
 INSIGHTS_SCREENSHOT = SCREENSHOT.with_name("insights.png")  # the README's picture of the view
 CHOIR = ["Does the company have a choir I can join?", "Is there an employee choir or singing group?"]
 
@@ -20,31 +23,6 @@ def server(pg_url, embedder, tmp_path_factory):
     assistant = shared_assistant(pg_url, tmp_path_factory.mktemp("web_insights_data"), embedder)
     with LiveServer(open_settings(assistant), assistant) as srv:
         yield srv
-
-
-@pytest.fixture(scope="module")
-def browser():
-    from playwright.sync_api import sync_playwright
-
-    with sync_playwright() as p:
-        b = p.chromium.launch(executable_path=CHROMIUM, args=ARGS)
-        yield b
-        b.close()
-
-
-@pytest.fixture
-def page(browser, server):
-    context = browser.new_context(viewport={"width": 1180, "height": 860})
-    context.set_default_timeout(TIMEOUT_MS)
-    pg = context.new_page()
-    errors: list[str] = []
-    pg.on("pageerror", lambda e: errors.append(str(e)))
-    pg.goto(server.url + "/")
-    expect(pg.locator("#collection option", has_text=COLLECTION).first).to_be_attached()
-    pg.select_option("#collection", COLLECTION)
-    yield pg
-    context.close()
-    assert not errors, f"JavaScript errors on the page: {errors}"
 
 
 def test_thumbs_rate_an_answer_and_a_comment_goes_with_the_rating(page, server):

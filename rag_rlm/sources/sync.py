@@ -77,7 +77,8 @@ class _Plan:
 
     def __init__(self, spec: SourceSpec, previous: dict[str, Entry], stored: dict[str, str], settings: Settings,
                  summary: SyncSummary):
-        self.spec, self.previous, self.stored, self.settings, self.summary = spec, previous, stored, settings, summary
+        self.spec, self.previous, self.settings, self.summary = spec, previous, settings, summary
+        self.ocr = OcrOptions.from_settings(settings)
         self.intact = {k: e for k, e in previous.items() if e.intact(stored)}
         self.seen: set[str] = set()  # keys the source holds now (read, unchanged or failed)
         self.entries: dict[str, Entry] = {}  # what to record of each item, once its documents are stored
@@ -100,14 +101,14 @@ class _Plan:
 
     def _compare(self, item: Item) -> Iterator[Document]:
         entry = self.intact.get(item.key)
-        if item.data is None or (entry is not None and entry.content_hash == sha256(item.data)):
+        digest = None if item.data is None else sha256(item.data)
+        if digest is None or (entry is not None and entry.content_hash == digest):
             if entry is None:  # the reader skipped an item it was not told about: a reader bug
                 self.summary.fail(item.key, "not read, and not known from an earlier sync")
                 return
             self.summary.unchanged += 1
             self.entries[item.key] = replace(entry, signal=item.signal, extra=dict(item.extra))
             return
-        digest = sha256(item.data)
         if item.key not in self.previous and digest in self.by_hash:
             self.moves.append((item, digest))  # decided once the whole source is read
             return
@@ -117,7 +118,7 @@ class _Plan:
         assert item.data is not None
         try:
             parsed = parse_file(_parse_path(self.spec, item), document_id(self.spec, item.key), item.data,
-                                max_bytes=self.settings.max_document_bytes, ocr=OcrOptions.from_settings(self.settings))
+                                max_bytes=self.settings.max_document_bytes, ocr=self.ocr)
         except ParseError as e:
             self.summary.fail(item.key, e.reason)
             return
@@ -142,6 +143,7 @@ class _Plan:
         """Renames: a new item whose bytes are those of an item gone from the source takes over its
         document (same chunks, same vectors, new id and location). Anything else is written anew."""
         gone = set(self.gone())
+        records = store.documents(self.spec.collection) if self.moves else {}
         for item, digest in self.moves:
             old_key = self.by_hash.get(digest)
             old = self.previous.get(old_key) if old_key in gone else None
@@ -151,7 +153,7 @@ class _Plan:
             gone.discard(old_key)
             (old_id, content_hash), = old.documents.items()
             new_id = document_id(self.spec, item.key)
-            record = store.documents(self.spec.collection).get(old_id)
+            record = records.get(old_id)
             metadata = {**(record.metadata if record else {}), "location": item.location}
             if store.rename_document(self.spec.collection, old_id, new_id, source=item.location, metadata=metadata):
                 self.summary.renamed += 1
@@ -160,12 +162,10 @@ class _Plan:
             else:
                 yield from self._parse(item, digest)
 
-
     def delete_gone(self, store: Store) -> None:
         for key in self.gone():
             for doc_id in self.previous[key].documents:
                 self.summary.deleted += bool(store.delete_document(self.spec.collection, doc_id))
-
 
     def recorded(self, store: Store) -> dict[str, Entry]:
         """What the next sync starts from: each item whose documents the store now holds as
