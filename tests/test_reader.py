@@ -134,6 +134,22 @@ def test_pairs_are_seeded_and_label_the_sentence_that_holds_the_answer(tmp_path)
     assert {p.source for p in first if p.label == 0.0} >= {"squad1.0_train_samearticle_negative"}
 
 
+def test_a_premised_question_is_answered_by_its_answer_sentence_not_by_its_premise(tmp_path):
+    data = _slice(tmp_path, 40)
+    pairs = [p for p in build_pairs(data, Mix(squad1=30, same_article=0, premised=1.0), 7)
+             if p.source.endswith(":premise")]
+    assert pairs
+    rows = {r["question"].strip(): r for r in map(json.loads, gzip.open(data / "squad1.0_train_explorer.jsonl.gz", "rt"))}
+    for p in pairs:
+        row = next(r for q, r in rows.items() if p.question.endswith(q[1:]))
+        answer = row["answers"][0]["text"].lower()
+        premise = p.question[: len(p.question) - len(row["question"].strip())].rstrip(" ,")
+        if p.label == 1.0:  # the answer sentence, alone or after the premise, answers
+            assert answer in p.text.lower()
+        else:  # the premise sentence, which the question repeats, does not
+            assert answer not in p.text.lower() and premise.rstrip(".") in p.text
+
+
 def test_train_reader_runs_end_to_end_and_writes_a_loadable_folder_with_its_card(tmp_path):
     data = _slice(tmp_path, 30)
     out = tmp_path / "reader"

@@ -225,3 +225,17 @@ def test_a_side_is_answered_from_its_own_page(reasoner, embedder):
     assert draft.claims[0].text.startswith("Mara Voss (born 1970)") and "side_own_page" in draft.rules
     off = make(embedder, reasoner.scorer, ("side_own_page",)).answer([sub], [ev], 4000)[0]
     assert "side_own_page" not in off.rules
+
+
+def test_a_hop_reads_its_things_own_page(reasoner, embedder):
+    q = "Dara Lind played for a team based in what state?"
+    ev = documents(embedder, [
+        ("Dara Lind", "Dara Lind played for the Harbor Gulls from 1990 to 1994, and the Gulls were her only team."),
+        ("Harbor Gulls", "The Harbor Gulls are a football team based in Portland, Maine.")])
+    sub = SubQuestion(q, focus="Harbor Gulls", kind=HOP, query_text="played for a team based in what state?")
+    draft = reasoner.answer([sub], [ev], 4000)[0]
+    # one sentence, from the hop's own page: merge reads it after the sentence that named the hop
+    assert [c.text for c in draft.claims] == ["The Harbor Gulls are a football team based in Portland, Maine."]
+    assert "hop_own_page" in draft.rules
+    off = make(embedder, reasoner.scorer, ("hop_own_page",)).answer([sub], [ev], 4000)[0]
+    assert "hop_own_page" not in off.rules

@@ -63,6 +63,7 @@ class Mix:
     negatives_per_question: int = 2  # same-topic negatives per answerable question
     constructed: float = 0.8  # share of the squad1 questions that also give a constructed negative
     chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
+    premised: float = 0.0  # share of answerable questions also asked after a premise from their own context
 
 
 def reader_text(title: str, sentence: str, heading: str = "") -> str:
@@ -99,6 +100,8 @@ def build_pairs(folder: Path, mix: Mix, seed: int) -> list[Pair]:
     entities = _article_names(squad1)
     for row in _sample(squad1, mix.squad1, rng):
         pairs += _answerable(row, mix.negatives_per_question, rng, 1.0, mix.chained)
+        if rng.random() < mix.premised:
+            pairs += _premised(row, rng)
         if rng.random() < mix.constructed:
             pairs += _constructed(row, entities.get(row["title"], ()), rng)
     for row in _sample(list(_rows(folder / SQUAD2)), mix.squad2, rng):
@@ -173,6 +176,32 @@ def _answerable(row: dict, negatives: int, rng: random.Random, weight: float, ch
         out += [Pair(q, f"{reader_text(title, before)} {reader_text(title, hit)}", 1.0, weight, f"{source}:chain"),
                 Pair(q, f"{reader_text(title, before)} {reader_text(title, wrong)}", 0.0, weight, f"{source}:chain")]
     return out
+
+
+PREMISE_WORDS = 30  # a premise longer than this would crowd the sentence out of the reader's tokens
+
+
+def _premised(row: dict, rng: random.Random) -> list[Pair]:
+    """The question asked after a premise taken from its own context ("Kate Ramsay is a character
+    of Neighbours, created by whom?" asks what the premise does not say): the premise sentence
+    alone does not answer it, the answer sentence does, alone or read after the premise (a
+    chain). Without these a reader takes a sentence that repeats the question for its answer."""
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit, others = found
+    premises = [t for t in others if 6 <= len(t.split()) <= PREMISE_WORDS]
+    if not premises:
+        return []
+    premise, q, title = rng.choice(premises), row["question"].strip(), _title(row)
+    if rng.random() < 0.5:
+        asked = f"{premise} {q}"
+    else:
+        asked = f"{premise.rstrip(' .')}, {q[:1].lower()}{q[1:]}"
+    source = f"{row['source']}:premise"
+    return [Pair(asked, reader_text(title, hit), 1.0, 1.0, source),
+            Pair(asked, reader_text(title, premise), 0.0, 1.0, source),
+            Pair(asked, f"{reader_text(title, premise)} {reader_text(title, hit)}", 1.0, 1.0, source)]
 
 
 def _unanswerable(row: dict, negatives: int, weight: float) -> list[Pair]:

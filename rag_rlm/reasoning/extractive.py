@@ -130,20 +130,20 @@ class ExtractiveReasoner:
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
         """Entities named in the best sentences of the first hits but not in the question (the
-        likely hop to the next document), each with the sentence that names it; an entity that
-        titles a retrieved document is no hop."""
+        likely hop to the next document), each with the sentence that names it. An entity whose
+        document was retrieved already is a hop too: the hop reads that document's sentences after
+        the sentence that named it, a chain the first retrieval never offers."""
         cands = [c for c in cands if c.sentence.kind != "heading"]
         if not cands:
             return []
         scores = self.prerank.score(question, cands, evidence.query_vector)
-        retrieved = {_bare_title(s.title) for s in evidence.spans}
         # the named thing's own document first: its best sentence links it to the next thing,
         # where the best sentence overall may be about something else the question's words match
         subject = np.array([_named_in(question, c.span.title) for c in cands])
         picked: list[tuple[str, Claim]] = []
         for i in np.lexsort((-scores, ~subject)):
             for ent in novel_entities(question, cands[i].sentence.text):
-                if _bare_title(ent) not in retrieved and ent not in (e for e, _ in picked):
+                if ent not in (e for e, _ in picked):
                     picked.append((ent, self._claim(question, cands[i], float(scores[i]))))
             if len(picked) >= self.thresholds.bridge_entities:
                 break
@@ -180,6 +180,10 @@ class ExtractiveReasoner:
             own = [c for c in cands if _about(sub.focus, c.span.title)]
             if own:  # a side is about its thing: what its own page says of it, not a mention elsewhere
                 cands, fired = own, (*fired, "side_own_page")
+        if sub.kind == HOP and "hop_own_page" in self.rules:
+            own = [c for c in cands if _about(sub.focus, c.span.title)]
+            if own:  # the hop went to its thing: the answer is what that thing's page says
+                cands, fired = own, (*fired, "hop_own_page")
         if not cands:
             return PartDraft(sub.text, focus=sub.focus), fired
         asked = sub.text if sub.kind == PART else sub.query
@@ -188,7 +192,9 @@ class ExtractiveReasoner:
         # a side only has to be about its thing (the comparison settles the question), so it is
         # judged at the support level, not the found threshold
         found, confidence = (self.supports if sub.kind == SIDE else self.answerability).judge(scores)
-        chosen = self._choose(scores, cands, figures=sub.kind == SIDE)
+        # a hop offers merge its best sentences, each read after the link: the chain is what answers
+        chosen = (self._choose(scores, cands, figures=sub.kind == SIDE) if sub.kind != HOP
+                  else [int(i) for i in np.argsort(-scores, kind="stable")[: self.thresholds.hop_claims]])
         claims = tuple(self._claim(asked, cands[i], float(scores[i])) for i in chosen)
         if "short_answer" in self.rules and claims and claims[0].answer:
             fired += ("short_answer",)

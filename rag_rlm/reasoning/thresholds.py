@@ -31,6 +31,8 @@ class Thresholds:
     bridge_from: int = 3
     # ... unless the reader scores a sentence of those hits this much (it answers the question)
     hop_unless: float = 0.9
+    # a hop's best sentences (by the bi-encoder) that merge reads in a chain after the link
+    hop_claims: int = 1
     # without a reader: the bi-encoder's score is cosine + this x the share of the question's words said
     lexical_weight: float = 0.3
     # follow-ups (rule `followup`): user turns walked back; least cosine between a fragment and the
@@ -71,6 +73,7 @@ DEFAULT_SOURCES = {
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "max_items": "a longer list is cut: the asker opens the document",
     "hop_unless": "measured on the hotpotqa/musique tune halves (bench/eval_results.md)",
+    "hop_claims": "tune halves, hotpotqa lead: 1 0.385, 2 0.359, 4 0.308 (bench/eval_results.md)",
     "bridge_entities": "two hops cover hotpotqa/musique bridge questions at depth 2 (bench/eval_results.md)",
     "bridge_from": "entities from the first three hits: deeper hits are mostly distractors",
     "lexical_weight": "the rules era's sentence scorer (bench/eval_results.md, issue 8)",
