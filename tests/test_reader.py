@@ -177,6 +177,10 @@ def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and str(tmp_path) in done.stderr
+    data = _slice(tmp_path, 5)
+    done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--premised", "1.5"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and "--premised" in done.stderr
 
 
 def test_the_numpy_path_reads_like_the_torch_fp32_one_without_importing_torch():

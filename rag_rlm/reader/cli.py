@@ -31,6 +31,8 @@ def register(subparsers: Any) -> None:
     p.add_argument("--squad1", type=positive_int, help="SQuAD v1 questions sampled (default 20000)")
     p.add_argument("--chained", type=float, default=0.0,
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
+    p.add_argument("--premised", type=float, default=0.0,
+                   help="share of SQuAD v1 questions also asked after a premise from their context (default 0)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -51,7 +53,11 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from .train import TrainConfig, train
 
-    mix = Mix(**{"squad1": args.squad1} if args.squad1 else {}, chained=args.chained)
+    for name in ("chained", "premised"):
+        if not 0.0 <= getattr(args, name) <= 1.0:
+            print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
+            return EXIT_USAGE
+    mix = Mix(**{"squad1": args.squad1} if args.squad1 else {}, chained=args.chained, premised=args.premised)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix)
     bar = _bar(args.quiet)

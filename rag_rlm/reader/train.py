@@ -247,6 +247,7 @@ def card_markdown(card: dict) -> str:
         "```sh",
         f"rag-rlm train-reader --data {s['data']} --dev {s['dev']} --out {s['out']} --seed {s['seed']} "
         f"--layers {s['layers']} --squad1 {s['mix']['squad1']}" + (f" --chained {s['mix']['chained']}" if s["mix"].get("chained") else "")
+        + (f" --premised {s['mix']['premised']}" if s["mix"].get("premised") else "")
         + (f" --limit {s['limit']}" if s["limit"] else ""),
         "```",
         "",
