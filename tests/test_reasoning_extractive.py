@@ -193,6 +193,20 @@ def test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_name
     assert "bridge_chain" in draft.rules
 
 
+def test_a_chain_that_reads_no_better_than_its_link_alone_does_not_lead(reasoner):
+    q = "How high is the lighthouse at Cape Varn?"
+    link = quoted("Cape Varn", "The lighthouse at Cape Varn, built by the Harbour Board, is 38 metres high.")
+    stray = quoted("Harbour Board", "The Harbour Board meets on the first Monday of each month.")
+    own = Draft((PartDraft(q, (link,), True, 0.6),))
+    hop = Part(SubQuestion(q, focus="Harbour Board", kind=HOP), Draft((PartDraft(q, (stray,), False, 0.1, "Harbour Board"),)))
+    plan = Plan((hop.sub_question,), links=(("Harbour Board", link),))
+    draft = reasoner.merge(q, own, [hop], plan, 4000)
+    assert draft.parts[0].claims[0].text == link.text and "bridge_chain" not in draft.rules
+    # with the link's own sentence not among the question's own answers, the link still leads
+    draft = reasoner.merge(q, Draft((PartDraft(q),)), [hop], plan, 4000)
+    assert draft.parts[0].claims[0].text == link.text
+
+
 def documents(embedder, docs: list[tuple[str, str]]) -> Evidence:
     """One span per (title, sentence), ranked in the order given, with sentence memory."""
     spans = [Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0) for title, text in docs]

@@ -87,6 +87,9 @@ def test_the_rule_table_is_ordered_named_and_switchable():
     ("Otherwise, the server listens on Unix sockets only.", ["Unix"]),
     ("port (integer): Specifies the TCP port the server listens on.", ["TCP"]),
     ("Generally the Board decides.", ["Board"]),
+    # an imperative description and a program's literals ("strict=False")
+    ("Path.resolve(strict=False): Make the path absolute, resolving any symlinks.", ["Path.resolve"]),
+    ("Return a new object; None if the key is missing and True otherwise.", []),
     # names that open a sentence stay names
     ("Paris is the capital of France.", ["Paris", "France"]),
     ("Smith, who founded Acme, left.", ["Smith", "Acme"]),

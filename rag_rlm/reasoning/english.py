@@ -85,7 +85,9 @@ NOT_ENTITIES = frozenset({"Monday", "Tuesday", "Wednesday", "Thursday", "Friday"
                   # a conjunction, preposition or participle that opens a sentence ("Born in Salt
                   # Lake City, he ...", "Following the war", "Even so"): the name starts after it
                   "Even", "Though", "Despite", "Following", "Including", "According", "Unlike", "Among",
-                  "Upon", "Born"})
+                  "Upon", "Born",
+                  # a program's literals, capitalised in a manual's signatures ("strict=False")
+                  "True", "False"})
 
 
 

@@ -163,13 +163,14 @@ _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\
 def _opening_word(words: list[str], after: str) -> bool:
     """A word capitalised only because it opens a sentence or a description: an adverb
     ("Originally", "Otherwise"; not "Shelly Beach" or "Italy"), or a verb before its object, as
-    a manual's descriptions start ("Determines the maximum ...", "Specifies whether ...")."""
+    a manual's descriptions start ("Determines the maximum ...", "Specifies whether ...", and in
+    the imperative: "Make the path absolute", "Return a new object")."""
     word = words[0]
     alone = len(words) == 1 or words[1][:1].islower()  # "Shelly Beach" is a name
     if alone and (word.endswith(ADVERB_ENDINGS) or word in DISCOURSE_WORDS):
         return True
     following = " " + " ".join(words[1:]) if len(words) > 1 else after
-    return word.endswith("s") and _DETERMINER_AFTER.match(following) is not None
+    return (word.endswith("s") or alone) and _DETERMINER_AFTER.match(following) is not None
 
 
 def novel_entities(question: str, text: str) -> list[str]:

@@ -33,6 +33,8 @@ class Thresholds:
     hop_unless: float = 0.9
     # a hop's best sentences (by the bi-encoder) that merge reads in a chain after the link
     hop_claims: int = 1
+    # a chain (link, then the hop's sentence) is chosen only when it scores this much above its link alone
+    chain_gain: float = 0.0
     # without a reader: the bi-encoder's score is cosine + this x the share of the question's words said
     lexical_weight: float = 0.3
     # follow-ups (rule `followup`): user turns walked back; least cosine between a fragment and the
@@ -74,6 +76,7 @@ DEFAULT_SOURCES = {
     "max_items": "a longer list is cut: the asker opens the document",
     "hop_unless": "measured on the hotpotqa/musique tune halves (bench/eval_results.md)",
     "hop_claims": "tune halves, hotpotqa lead: 1 0.385, 2 0.359, 4 0.308 (bench/eval_results.md)",
+    "chain_gain": "tune halves: 0.05 and 0.1 lose chains through a link the reader over-scores (bench/eval_results.md)",
     "bridge_entities": "two hops cover hotpotqa/musique bridge questions at depth 2 (bench/eval_results.md)",
     "bridge_from": "entities from the first three hits: deeper hits are mostly distractors",
     "lexical_weight": "the rules era's sentence scorer (bench/eval_results.md, issue 8)",
