@@ -76,6 +76,11 @@ def test_the_compared_measure_is_the_one_the_question_names():
     assert [f.text for f in both] == ["70%", "60%"]
     assert winner("larger", [70.0, 60.0]) == 0 and winner("first", [1990.0, 1980.0]) == 1
     assert winner("larger", [8.0, 8.0]) is None
+    # a bare number is compared only when the question asks for a count
+    versions = [figures_in("New in version 3.5."), figures_in("Lists are indexed from 0.")]
+    assert comparable("Which is faster for appending on the left", "faster", versions) is None
+    staff = [figures_in("Acme has 120 employees."), figures_in("Bolt has 80 employees.")]
+    assert [f.text for f in comparable("Which has more employees", "more", staff)] == ["120", "80"]
 
 
 def test_the_winner_is_said_with_the_questions_own_words():

@@ -99,11 +99,14 @@ def asked_measures(question: str, cue: str) -> frozenset[str]:
 
 def comparable(question: str, cue: str, sides: Sequence[Sequence[Figure]]) -> list[Figure] | None:
     """One figure per side, all of one measure (the asked one when the question names it), the
-    first such in each side's sentence; None when the sides give no figures of a shared measure."""
+    first such in each side's sentence; None when the sides give no figures of a shared measure.
+    A bare number (a count) is compared only when the question asks for a count ("more
+    employees"): otherwise it is a version, an index or a list number ("New in version 3.5" is
+    no speed)."""
     wanted = asked_measures(question, cue)
     shared = set.intersection(*({f.measure for f in side} for side in sides)) if sides else set()
     measures = [m for m in ("percent", "money", "duration", "size", "length", "weight", "date", "count")
-                if m in shared and (not wanted or m in wanted)]
+                if m in shared and (m in wanted if wanted or m == "count" else True)]
     if not measures:
         return None
     measure = measures[0]
