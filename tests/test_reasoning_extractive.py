@@ -229,27 +229,26 @@ def test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names(rea
     assert not make(embedder, reasoner.scorer, ("bridge_entities",)).plan(q, ev, 4000).sub_questions
 
 
-def test_a_side_is_answered_from_its_own_page(reasoner, embedder):
-    q = "Are Mara Voss and Ilan Dupree both film directors?"
-    ev = documents(embedder, [
-        ("Orla Kemp", "Leading directors, including Mara Voss and Tam Oduya, have cited Kemp as an inspiration."),
-        ("Mara Voss", "Mara Voss (born 1970) is a British film director and screenwriter.")])
-    sub = SubQuestion(q, focus="Mara Voss", kind=SIDE, query_text="Are both film directors?")
-    draft = reasoner.answer([sub], [ev], 4000)[0]
-    assert draft.claims[0].text.startswith("Mara Voss (born 1970)") and "side_own_page" in draft.rules
-    off = make(embedder, reasoner.scorer, ("side_own_page",)).answer([sub], [ev], 4000)[0]
-    assert "side_own_page" not in off.rules
+OWN_PAGE_CASES = [
+    # a side: the thing's own page says what it is, a mention elsewhere does not
+    ("side_own_page", SIDE, "Are Mara Voss and Ilan Dupree both film directors?", "Mara Voss", "Are both film directors?",
+     [("Orla Kemp", "Leading directors, including Mara Voss and Tam Oduya, have cited Kemp as an inspiration."),
+      ("Mara Voss", "Mara Voss (born 1970) is a British film director and screenwriter.")]),
+    # a hop: the answer is on its thing's page (merge reads it after the sentence that named the hop)
+    ("hop_own_page", HOP, "Dara Lind played for a team based in what state?", "Harbor Gulls",
+     "played for a team based in what state?",
+     [("Dara Lind", "Dara Lind played for the Harbor Gulls from 1990 to 1994, and the Gulls were her only team."),
+      ("Harbor Gulls", "The Harbor Gulls are a football team based in Portland, Maine.")]),
+]
 
 
-def test_a_hop_reads_its_things_own_page(reasoner, embedder):
-    q = "Dara Lind played for a team based in what state?"
-    ev = documents(embedder, [
-        ("Dara Lind", "Dara Lind played for the Harbor Gulls from 1990 to 1994, and the Gulls were her only team."),
-        ("Harbor Gulls", "The Harbor Gulls are a football team based in Portland, Maine.")])
-    sub = SubQuestion(q, focus="Harbor Gulls", kind=HOP, query_text="played for a team based in what state?")
+@pytest.mark.parametrize("rule, kind, q, focus, asked, docs", OWN_PAGE_CASES, ids=["side", "hop"])
+def test_a_side_or_a_hop_is_answered_from_its_things_own_page(reasoner, embedder, rule, kind, q, focus, asked, docs):
+    ev = documents(embedder, docs)
+    sub = SubQuestion(q, focus=focus, kind=kind, query_text=asked)
     draft = reasoner.answer([sub], [ev], 4000)[0]
-    # one sentence, from the hop's own page: merge reads it after the sentence that named the hop
-    assert [c.text for c in draft.claims] == ["The Harbor Gulls are a football team based in Portland, Maine."]
-    assert "hop_own_page" in draft.rules
-    off = make(embedder, reasoner.scorer, ("hop_own_page",)).answer([sub], [ev], 4000)[0]
-    assert "hop_own_page" not in off.rules
+    assert draft.claims[0].text == docs[-1][1] and rule in draft.rules
+    if kind == HOP:  # a hop offers one sentence: the chain merge reads
+        assert len(draft.claims) == 1
+    off = make(embedder, reasoner.scorer, (rule,)).answer([sub], [ev], 4000)[0]
+    assert rule not in off.rules

@@ -176,14 +176,12 @@ class ExtractiveReasoner:
         and says something else, and whether the best one answers at all. A hop's sentences are
         only preranked: merge reads them in a chain with the sentence that named the hop."""
         cands, fired = self._answerable(cands)
-        if sub.kind == SIDE and "side_own_page" in self.rules:
+        # a side or a hop is about its thing: what its own page says of it, not a mention elsewhere
+        own_page = _OWN_PAGE_RULES.get(sub.kind)
+        if own_page is not None and own_page in self.rules:
             own = [c for c in cands if _about(sub.focus, c.span.title)]
-            if own:  # a side is about its thing: what its own page says of it, not a mention elsewhere
-                cands, fired = own, (*fired, "side_own_page")
-        if sub.kind == HOP and "hop_own_page" in self.rules:
-            own = [c for c in cands if _about(sub.focus, c.span.title)]
-            if own:  # the hop went to its thing: the answer is what that thing's page says
-                cands, fired = own, (*fired, "hop_own_page")
+            if own:
+                cands, fired = own, (*fired, own_page)
         if not cands:
             return PartDraft(sub.text, focus=sub.focus), fired
         asked = sub.text if sub.kind == PART else sub.query
@@ -434,6 +432,9 @@ class ExtractiveReasoner:
 
     def _count(self, text: str) -> int:
         return self.embedder.count_tokens(text) if text else 0
+
+
+_OWN_PAGE_RULES = {SIDE: "side_own_page", HOP: "hop_own_page"}
 
 
 def _read_text(claim: Claim) -> str:
