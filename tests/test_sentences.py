@@ -116,6 +116,15 @@ def test_table_without_header_and_docx_rows():
     assert texts("| Berlin | 120 EUR |\n| Paris | 150 EUR |") == ["Berlin; 120 EUR", "Paris; 150 EUR"]
     assert [(s.kind, s.text) for s in split_sentences("Intro text here.\n\nBerlin | 120 EUR\n\nParis | 150 EUR")] == [
         ("text", "Intro text here."), ("row", "Berlin; 120 EUR"), ("row", "Paris; 150 EUR")]
+    # a manual's signature with a union or an or-ed flag is prose, not a row: its sentences are split
+    signature = ("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None): Return the path to an executable. "
+                 "If no cmd would be called, return None.")
+    assert [(s.kind, s.text) for s in split_sentences(signature)] == [
+        ("text", "shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None): Return the path to an executable."),
+        ("text", "If no cmd would be called, return None.")]
+    # a sentence of a manual that opens with a parameter's name, in lower case
+    assert texts("If no cmd would be called, return None. mode is a permission mask. Use e.g. mode is fine.") == [
+        "If no cmd would be called, return None.", "mode is a permission mask.", "Use e.g. mode is fine."]
 
 
 def test_links_emphasis_and_code_are_rendered_away():

@@ -33,7 +33,9 @@ _CELL = re.compile(r"(?:^|(?<=\|))([^|]*)")
 
 # A sentence end: . ! ? (and closing quotes/brackets/emphasis), then white space, then what can
 # open a sentence: a capital, a digit, a quote or bracket, Markdown emphasis or a currency sign.
-_END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])")
+_END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])"
+                  # a manual's sentence may open with a parameter's name: "... return None. mode is a mask"
+                  r"|[.!?]+(?=\s+[a-z_][\w.]*\s+(?:is|are|must|may|can|should|defaults|specifies)\b)")
 # The word before a "." that does not end a sentence: initials and dotted abbreviations ("J.",
 # "U.S.", "e.g.", "i.e."), titles and other short forms.
 _ABBREV = re.compile(
@@ -218,7 +220,8 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
 
 def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Block | None) -> bool:
     """A line opens a table when it starts with "|", when a separator row follows it, or (rows
-    from DOCX, one per paragraph) when it stands alone with " | " between its cells."""
+    from DOCX, one per paragraph) when it stands alone with " | " between its cells, outside any
+    brackets: "which(cmd, mode=os.F_OK | os.X_OK)" is a signature, not a row."""
     a, b = lines[i]
     line = text[a:b]
     if line.lstrip().startswith("|"):
@@ -226,7 +229,19 @@ def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Blo
     nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
     if _TABLE_SEP.match(nxt):
         return True
-    return current is None and " | " in line and not nxt.strip()
+    return current is None and " | " in _bracketed_blanked(line) and not nxt.strip()
+
+
+_BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
+
+
+def _bracketed_blanked(line: str) -> str:
+    """The line with what stands inside brackets blanked out (innermost first)."""
+    while True:
+        blanked = _BRACKETED.sub(lambda m: " " * len(m.group(0)), line)
+        if blanked == line:
+            return line
+        line = blanked
 
 
 def _cells(line: str) -> list[str]:
