@@ -3,35 +3,17 @@ and the state: every app process writes and reads the same log."""
 
 from __future__ import annotations
 
-from typing import Any
-
-from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
+from ..memory.migrate import MigratedTables
 from .records import AskedQuestion, Rating, Window
-from .store import vector_bytes, vector_of
+from .store import vector_bytes, vector_of, window_where
 
 _RATING_COLUMNS = "trace_id, rater, tenant, collection, rating, comment, question, answer, citations"
 
 
-class PostgresInsights:
+class PostgresInsights(MigratedTables):
     """Its own small pool (with the vector store's outage behaviour: `pgpool.StorePool`)."""
 
-    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
-                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
-        from ..memory.migrate import ensure_migrated
-        from ..memory.pgpool import StorePool
-
-        ensure_migrated(dsn, timeout)
-        self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=2, autocommit=True,
-                               name="rag_rlm.insights")
-        self._on_close = on_close
-
-    @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
-                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> PostgresInsights:
-        from ..memory.migrate import open_postgres
-
-        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, statement_timeout=statement_timeout,
-                                                           on_close=release))
+    POOL_NAME, POOL_SIZE, WHAT = "rag_rlm.insights", 2, "insights store"
 
     def log(self, asked: AskedQuestion) -> None:
         self._run("INSERT INTO rag_rlm_questions (trace_id, tenant, collection, question, groups, found, cited,"
@@ -40,7 +22,7 @@ class PostgresInsights:
                    list(asked.cited), vector_bytes(asked.vector), asked.at))
 
     def questions(self, window: Window) -> list[AskedQuestion]:
-        where, params = _where(window, "asked_at")
+        where, params = window_where(window, "asked_at", "%s", "to_timestamp(%s)")
         rows = self._run("SELECT trace_id, tenant, collection, question, groups, found, cited,"
                          " CASE WHEN found THEN NULL ELSE embedding END, extract(epoch FROM asked_at)::float8"
                          f" FROM rag_rlm_questions WHERE {where} ORDER BY asked_at DESC, id DESC", params, many=True)
@@ -63,23 +45,8 @@ class PostgresInsights:
                    rating.question, rating.answer, Jsonb(rating.citations), rating.at))
 
     def ratings(self, window: Window) -> list[Rating]:
-        where, params = _where(window, "rated_at")
+        where, params = window_where(window, "rated_at", "%s", "to_timestamp(%s)")
         rows = self._run(f"SELECT {_RATING_COLUMNS}, extract(epoch FROM rated_at)::float8 FROM rag_rlm_feedback"
                          f" WHERE {where} ORDER BY rated_at DESC", params, many=True)
         return [Rating(*r[:8], citations=r[8], at=r[9]) for r in rows]
 
-    def _run(self, query: str, params: tuple[Any, ...], many: bool = False) -> Any:
-        return self._pool.execute(query, params, what="insights store", many=many)
-
-    def close(self) -> None:
-        self._pool.close()
-        on_close, self._on_close = self._on_close, None
-        if on_close is not None:
-            on_close()
-
-
-def _where(window: Window, column: str) -> tuple[str, tuple[Any, ...]]:
-    where, params = f"collection = %s AND {column} >= to_timestamp(%s)", (window.collection, window.since)
-    if window.tenant is not None:
-        where, params = where + " AND tenant = %s", (*params, window.tenant)
-    return where, params

@@ -1,9 +1,10 @@
 """Answered questions into the log off the answering thread: an answer is never held up by the
 log's write or by the question's embedding.
 
-Answers hand their question to a queue; one thread takes what has gathered, embeds the texts in
-one call (the assistant's answer embedder remembers what retrieval just encoded, so a question
-answered a moment ago is not encoded again) and writes each. A full queue (the store down for
+Answers hand their question to a queue; one thread takes what has gathered, embeds the questions
+not found (the ones a report groups by meaning) in one call (the assistant's answer embedder
+remembers what retrieval just encoded, so a question answered a moment ago is not encoded again)
+and writes each. A full queue (the store down for
 long) drops the question with a warning rather than growing without bound; a failed write is
 logged and the next one tried.
 """
@@ -83,11 +84,14 @@ class QuestionRecorder:
 
     def _write(self, batch: list[AskedQuestion]) -> None:
         vectors: list[np.ndarray | None] = [None] * len(batch)
-        if self._embed is not None:
+        # only a question not found is grouped by meaning in a report: only those are embedded
+        missing = [i for i, a in enumerate(batch) if not a.found]
+        if self._embed is not None and missing:
             try:
-                vectors = list(self._embed([a.question for a in batch]))
+                for i, vector in zip(missing, self._embed([batch[i].question for i in missing]), strict=True):
+                    vectors[i] = vector
             except Exception:
-                log.exception("question log: embedding %d questions failed; written without vectors", len(batch))
+                log.exception("question log: embedding %d questions failed; written without vectors", len(missing))
         for asked, vector in zip(batch, vectors, strict=True):
             try:
                 self._sink.log(dataclasses.replace(asked, vector=vector))

@@ -103,7 +103,7 @@ class SqliteInsights:
                    int(asked.found), json.dumps(list(asked.cited)), vector_bytes(asked.vector), asked.at))
 
     def questions(self, window: Window) -> list[AskedQuestion]:
-        where, params = _where(window, "asked_at")
+        where, params = window_where(window, "asked_at")
         rows = self._run("SELECT trace_id, tenant, collection, question, groups, found, cited,"
                          f" CASE WHEN found THEN NULL ELSE embedding END, asked_at FROM rag_rlm_questions"
                          f" WHERE {where} ORDER BY asked_at DESC, id DESC", params)
@@ -128,7 +128,7 @@ class SqliteInsights:
                    rating.question, rating.answer, json.dumps(rating.citations), rating.at))
 
     def ratings(self, window: Window) -> list[Rating]:
-        where, params = _where(window, "rated_at")
+        where, params = window_where(window, "rated_at")
         rows = self._run(f"SELECT {_RATING_COLUMNS} FROM rag_rlm_feedback WHERE {where} ORDER BY rated_at DESC",
                          params)
         return [Rating(*r[:8], citations=json.loads(r[8]), at=r[9]) for r in rows]
@@ -145,8 +145,10 @@ class SqliteInsights:
             raise StoreError(f"insights file: {e}") from e
 
 
-def _where(window: Window, column: str) -> tuple[str, tuple[Any, ...]]:
-    where, params = f"collection = ? AND {column} >= ?", (window.collection, window.since)
+def window_where(window: Window, column: str, mark: str = "?", moment: str = "?") -> tuple[str, tuple[Any, ...]]:
+    """The SQL condition and parameters of a report's window over `column` (its time), with the
+    backend's parameter `mark` and its way of reading Unix seconds (`moment`)."""
+    where, params = f"collection = {mark} AND {column} >= {moment}", (window.collection, window.since)
     if window.tenant is not None:
-        where, params = where + " AND tenant = ?", (*params, window.tenant)
+        where, params = f"{where} AND tenant = {mark}", (*params, window.tenant)
     return where, params

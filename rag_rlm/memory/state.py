@@ -22,6 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
 from ..errors import StoreError
+from .migrate import MigratedTables
 
 _SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS rag_rlm_state (kind TEXT NOT NULL, key TEXT NOT NULL,"
@@ -167,28 +168,11 @@ class SqliteState:
             self._conn.close()
 
 
-class PostgresState:
+class PostgresState(MigratedTables):
     """The `rag_rlm_state` table; a small connection pool, so threads do not queue on one socket
     (with the vector store's outage behaviour: `pgpool.StorePool`)."""
 
-    def __init__(self, dsn: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
-                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT, on_close: Any = None):
-        from .migrate import ensure_migrated
-        from .pgpool import StorePool
-
-        ensure_migrated(dsn, timeout)
-        self._pool = StorePool(dsn, timeout=timeout, statement_timeout=statement_timeout, max_size=4,
-                               autocommit=True, name="rag_rlm.state")
-        self._on_close = on_close
-
-    @classmethod
-    def from_url(cls, url: str, *, timeout: float = DEFAULT_STORE_TIMEOUT,
-                 statement_timeout: float = DEFAULT_STATEMENT_TIMEOUT) -> PostgresState:
-        """`on_close` gives back the hold on the embedded server (pgserver://), if any."""
-        from .migrate import open_postgres
-
-        return open_postgres(url, lambda dsn, release: cls(dsn, timeout=timeout, statement_timeout=statement_timeout,
-                                                           on_close=release))
+    POOL_NAME, POOL_SIZE, WHAT = "rag_rlm.state", 4, "state store"
 
     def get(self, kind: str, key: str) -> dict[str, Any] | None:
         row = self._run("SELECT value FROM rag_rlm_state WHERE kind = %s AND key = %s", (kind, key))
@@ -239,11 +223,3 @@ class PostgresState:
             (kind, float(older_than_seconds), [Jsonb(m) for m in keep]))
         return int(row[0])
 
-    def _run(self, query: str, params: tuple[Any, ...], many: bool = False) -> Any:
-        return self._pool.execute(query, params, what="state store", many=many)
-
-    def close(self) -> None:
-        self._pool.close()
-        on_close, self._on_close = self._on_close, None
-        if on_close is not None:
-            on_close()
