@@ -3,7 +3,7 @@ and the state: every app process writes and reads the same log."""
 
 from __future__ import annotations
 
-from ..memory.migrate import MigratedTables
+from ..memory.tables import MigratedTables
 from .records import AskedQuestion, Rating, Window
 from .store import vector_bytes, vector_of, window_where
 

@@ -22,7 +22,7 @@ from typing import Any, Protocol, runtime_checkable
 
 from ..config import DEFAULT_STATEMENT_TIMEOUT, DEFAULT_STORE_TIMEOUT
 from ..errors import StoreError
-from .migrate import MigratedTables
+from .tables import MigratedTables
 
 _SQLITE_SCHEMA = (
     "CREATE TABLE IF NOT EXISTS rag_rlm_state (kind TEXT NOT NULL, key TEXT NOT NULL,"
