@@ -1,8 +1,8 @@
-"""What the reader costs and buys: ms per (question, sentence) pair in fp32 and int8, batched as
-answering batches them, against the bi-encoder's own encode of the same texts; how far a score
-moves with the batch it is read in (int8 quantises a batch's activations on one scale); and on the SQuAD 2.0
+"""What the reader costs and buys: ms per (question, sentence) pair at each precision (fp32, bf16,
+int8), batched as answering batches them, against the bi-encoder's own encode of the same texts; how
+far a score moves with the batch it is read in (int8 quantises a batch's activations on one scale); and on the SQuAD 2.0
 dev sample (candidates = the sentences of the 2 retrieved paragraphs, as `rag_rlm.reader.evaluate`),
-the top-1 sentence and the answerability figures per half, for fp32 and int8 and for the number of
+the top-1 sentence and the answerability figures per half, for each precision and for the number of
 candidates the reader re-scores (the best N by the bi-encoder).
 
     python bench/bench_reader.py [--reader models/reader] [--n 4,8,12,16,24]
@@ -24,6 +24,7 @@ sys.path.insert(0, str(ROOT))
 from rag_rlm.embed import load_embedder  # noqa: E402
 from rag_rlm.reader import Reader, shipped_reader_path  # noqa: E402
 from rag_rlm.reader.evaluate import Item, evaluate, load_items  # noqa: E402
+from rag_rlm.reader.model import PRECISIONS  # noqa: E402
 
 SQUAD2 = ROOT.parent / "shared" / "data" / "squad2"
 
@@ -96,10 +97,9 @@ def main() -> None:
     print(f"bi-encoder cosine (no reader): top-1 tune {t['top1_contains_answer']:.3f} check "
           f"{c['top1_contains_answer']:.3f}; declined tune {t['unanswerable_declined']:.3f}/"
           f"{t['answerable_wrongly_declined']:.3f} check {c['unanswerable_declined']:.3f}/{c['answerable_wrongly_declined']:.3f}")
-    for int8 in (False, True):
-        reader = Reader(args.reader, int8=int8)
+    for name in PRECISIONS:
+        reader = Reader(args.reader, precision=name)
         ms = per_pair_ms(reader, pairs)
-        name = "int8" if int8 else "fp32"
         drift = batch_drift(reader, pairs)
         print(f"reader {name}: {ms:.2f} ms/pair ({ms / enc:.2f}x the bi-encoder's encode of one text); "
               f"a score read in a batch of 12 vs alone differs by up to {drift:.4f}")

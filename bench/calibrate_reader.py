@@ -29,7 +29,7 @@ from rag_rlm.eval.data import read_questions  # noqa: E402
 from rag_rlm.eval.runner import _NoSharedState, ask_one  # noqa: E402
 from rag_rlm.eval.splits import half  # noqa: E402
 from rag_rlm.reader import shipped_reader_path  # noqa: E402
-from rag_rlm.reader.evaluate import MAX_WRONGLY_DECLINED, pick_threshold  # noqa: E402
+from rag_rlm.reader.evaluate import MAX_WRONGLY_DECLINED, card_threshold, pick_threshold  # noqa: E402
 from rag_rlm.reader.model import CARD  # noqa: E402
 
 SQUAD2 = ROOT.parent / "shared" / "data" / "squad2" / "questions.jsonl"
@@ -48,12 +48,13 @@ def main() -> None:
     parser.add_argument("--reader", default=str(shipped_reader_path()))
     parser.add_argument("--store", default=f"pgserver://{ROOT / '.rag_rlm' / 'pgdata'}")
     parser.add_argument("--collection", default="squad2")
-    parser.add_argument("--write", action="store_true", help="record the threshold in the reader's card")
+    parser.add_argument("--precisions", default="int8,fp32,bf16", help="comma-separated, each calibrated")
+    parser.add_argument("--write", action="store_true", help="record the thresholds in the reader's card")
     args = parser.parse_args()
     picked = {}
-    for precision in ("int8", "fp32"):  # fp32 by default (and numpy); int8 with RAG_RLM_READER_INT8=true
+    for precision in args.precisions.split(","):  # each runs with its own threshold (RAG_RLM_READER_PRECISION)
         settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
-                                     reader_int8=precision == "int8")
+                                     reader_precision=precision)
         picked[precision] = calibrate(settings, args.collection)
     if args.write:
         write(Path(args.reader), picked)
@@ -68,24 +69,23 @@ def calibrate(settings: Settings, collection: str) -> dict:
     tune = rows["tune"]
     threshold = pick_threshold([r.confidence for r in tune if r.answerable], [r.confidence for r in tune if not r.answerable])
     figures = {h: shares(rs, threshold) for h, rs in rows.items()}
-    print(f"{'int8' if settings.reader_int8 else 'fp32'}: threshold {threshold:.4f} (tune: most unanswerables "
+    print(f"{settings.reader_precision}: threshold {threshold:.4f} (tune: most unanswerables "
           f"declined with <= {MAX_WRONGLY_DECLINED:.0%} of answerables declined)")
     for h, f in figures.items():
         print(f"  {h}: {f}")
-    return {"threshold": round(threshold, 4), **figures}
+    return {"threshold": card_threshold(threshold), **figures}
 
 
 def write(folder: Path, picked: dict) -> None:
     from rag_rlm.reader.train import card_markdown
 
     card = json.loads((folder / CARD).read_text(encoding="utf-8"))
-    card["found_threshold"] = picked["int8"]["threshold"]
-    card["found_threshold_fp32"] = picked["fp32"]["threshold"]
+    for precision, figures in picked.items():  # the plain key is int8's, as the first card had it
+        card["found_threshold" if precision == "int8" else f"found_threshold_{precision}"] = figures["threshold"]
+        card["figures"]["squad2_system" if precision == "int8" else f"squad2_system_{precision}"] = figures
     card["threshold_from"] = ("bench/calibrate_reader.py: the whole system's answers (recursive, k=5) on the squad2 "
                               f"dev tune half, most unanswerables declined with at most {MAX_WRONGLY_DECLINED:.0%} "
                               "of answerables declined")
-    card["figures"]["squad2_system"] = picked["int8"]
-    card["figures"]["squad2_system_fp32"] = picked["fp32"]
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (folder / "README.md").write_text(card_markdown(card), encoding="utf-8")
     print(f"written to {folder / CARD}")

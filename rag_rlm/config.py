@@ -23,6 +23,8 @@ from .errors import ConfigError
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
 SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
+READER_PRECISIONS = ("auto", "fp32", "bf16", "int8")  # rag_rlm.reader.model.PRECISIONS, and auto
+RENAMED = {"reader_int8": "READER_PRECISION=int8"}  # an old setting's name -> what replaced it
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
 # before it fails as StoreError (HTTP 503): an outage is reported in seconds, not queued for 30.
 DEFAULT_STORE_TIMEOUT = 5.0
@@ -69,9 +71,10 @@ class Settings:
     # answers, decides `found` and checks every claim. "" = the one shipped in models/reader,
     # a folder path, or "none" (answer from sentence similarity alone)
     reader: str = ""
-    # int8 Linear layers at inference: faster, but activations are quantised per batch, so a
-    # score moves (up to 0.24 measured) with what else is in the batch: off (bench/bench_reader.py)
-    reader_int8: bool = False
+    # auto: bf16 where the CPU computes it natively (~1.7x faster than fp32), else fp32; or fp32,
+    # bf16, int8 (faster still, but activations are quantised per batch, so a score moves, up to
+    # 0.24 measured, with what else is in the batch: bench/bench_reader.py)
+    reader_precision: str = "auto"
     # torch, or numpy (fp32, no torch import: what a short-lived `rag-rlm ask` uses)
     reader_backend: str = "torch"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
@@ -148,6 +151,9 @@ class Settings:
         config_file = config_file or environ.get(ENV_PREFIX + "CONFIG")
         if config_file:
             values.update(_read_toml(Path(config_file)))
+        for old, new in RENAMED.items():
+            if ENV_PREFIX + old.upper() in environ:
+                raise ConfigError(ENV_PREFIX + old.upper(), f"was replaced: set {ENV_PREFIX}{new} instead")
         for f in fields(cls):
             raw = environ.get(ENV_PREFIX + f.name.upper())
             if raw is not None:
@@ -280,6 +286,8 @@ def _validate(s: Settings) -> None:
     from .reasoning.rules import RuleSet
 
     RuleSet.from_setting(s.rules_off)  # an unknown rule name is a ConfigError naming the known ones
+    if s.reader_precision not in READER_PRECISIONS:
+        raise ConfigError("reader_precision", f"must be one of {', '.join(READER_PRECISIONS)}, got {s.reader_precision!r}")
     if s.reader_backend not in ("torch", "numpy"):
         raise ConfigError("reader_backend", f"must be torch or numpy, got {s.reader_backend!r}")
     if s.reader_candidates < 0:

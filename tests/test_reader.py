@@ -75,14 +75,35 @@ def test_a_changed_detail_makes_the_same_sentence_no_answer(reader):
     assert asked > changed
 
 
-def test_scores_are_remembered_and_do_not_move_with_the_batch(reader):
-    texts = [reader_text("A", "Alpha was founded in 1990."), reader_text("B", "Beta makes bicycles.")]
-    together = reader.score("When was Alpha founded?", texts)
-    # fp32 (the default): a question gets the same answer whatever else is read beside it
-    alone = [reader.probabilities([("When was Alpha founded?", t)])[0] for t in texts]
-    assert together == pytest.approx(alone, abs=1e-5)
-    assert reader.score("When was Alpha founded?", texts[:1])[0] == together[0]  # remembered, not recomputed
-    assert not reader.int8 and reader.identity.endswith("/fp32")
+@pytest.mark.parametrize("precision", ["fp32", "bf16"])
+def test_scores_are_remembered_and_do_not_move_with_the_batch(precision):
+    reader = load_reader(shipped_reader_path(), precision)
+    question = "When was Alpha founded?"
+    texts = [reader_text("A", "Alpha was founded in 1990."), reader_text("B", "Beta makes bicycles."),
+             reader_text("C", "Gamma, a much longer company name, was founded in the spring of 1990 by three "
+                              "engineers who had left the harbour authority the year before.")]
+    together = reader.score(question, texts)
+    # a question gets the same answer whatever else is read beside it: a pair is padded to a
+    # width of its own, and bf16 reads a padded pair a little differently from an unpadded one
+    alone = [reader.probabilities([(question, t)])[0] for t in texts]
+    assert together == pytest.approx(alone, abs=1e-6)
+    assert reader.score(question, texts[:1])[0] == together[0]  # remembered, not recomputed
+    assert reader.identity.endswith(f"/{precision}") and reader.threshold == reader.card.threshold(precision)
+
+
+def test_bf16_reads_as_fp32_does_and_auto_picks_what_the_cpu_computes_natively():
+    import torch
+
+    from rag_rlm.reader.model import native_precision
+
+    pairs = [("When was Alpha founded?", reader_text("A", t)) for t in
+             ("Alpha was founded in 1990.", "Alpha makes bicycles.", "It was founded by two engineers.")]
+    fp32, bf16 = (load_reader(shipped_reader_path(), p).probabilities(pairs) for p in ("fp32", "bf16"))
+    assert abs(fp32 - bf16).max() < 0.03 and fp32.argmax() == bf16.argmax() == 0
+    native = torch.cpu._is_avx512_bf16_supported() or torch.cpu._is_amx_tile_supported()
+    assert native_precision() == ("bf16" if native else "fp32")
+    assert load_reader(shipped_reader_path(), "auto").precision == native_precision()
+    assert load_reader(shipped_reader_path(), "auto", backend="numpy").precision == "fp32"  # numpy is fp32 only
 
 
 def test_a_changed_threshold_changes_the_reasoners_fingerprint_not_its_source():
@@ -192,7 +213,19 @@ def test_the_numpy_path_reads_like_the_torch_fp32_one_without_importing_torch():
     assert done.returncode == 0, done.stderr[-2000:]
     numpy_scores, torch_loaded = done.stdout.strip().splitlines()
     assert torch_loaded == "False"
-    exact = Reader(shipped_reader_path(), int8=False)
+    exact = Reader(shipped_reader_path(), precision="fp32")
     expected = exact.score("When was the tower built?", ["Tower: It was built in 1874.", "Tower: It is red."])
     assert json.loads(numpy_scores) == pytest.approx(expected.tolist(), abs=1e-4)
     assert exact.identity.endswith("/fp32") and exact.threshold == exact.card.raw["found_threshold_fp32"]
+
+
+def test_the_found_threshold_keeps_a_margin_and_the_card_rounds_it_down():
+    from rag_rlm.reader.evaluate import MARGIN, card_threshold, pick_threshold
+
+    answerable = [0.9, 0.8, 0.7, 0.6, 0.5, 0.45, 0.4, 0.35, 0.3, 0.2]  # at most 10%: one may be declined
+    unanswerable = [0.1, 0.25, 0.28, 0.95]
+    threshold = pick_threshold(answerable, unanswerable)
+    assert threshold == pytest.approx(0.3 - MARGIN)  # just under the score it is picked at
+    assert sum(s < threshold for s in answerable) == 1 and sum(s < threshold for s in unanswerable) == 3
+    assert pick_threshold(answerable, [0.2995]) == pytest.approx((0.3 + 0.2995) / 2)  # never past the next score
+    assert card_threshold(0.30249) == 0.3024 and card_threshold(0.3) == 0.3

@@ -23,7 +23,7 @@ class ReaderNetwork(nn.Module):
                 token_type_ids: torch.Tensor | None = None) -> torch.Tensor:
         """One logit per pair: P(answers) = sigmoid(logit)."""
         hidden = self.encoder(input_ids=input_ids, attention_mask=attention_mask,
-                              token_type_ids=token_type_ids).last_hidden_state
+                              token_type_ids=token_type_ids).last_hidden_state.float()  # bf16 encoder: fp32 mean
         mask = attention_mask.unsqueeze(-1).to(hidden.dtype)
         pooled = (hidden * mask).sum(1) / mask.sum(1).clamp(min=1.0)
         return self.head(pooled)[:, 0]

@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import Mix, Pair, build_pairs, file_hashes
-from .model import CARD, MAX_TOKENS, Reader, weights_sha256
+from .model import CARD, MAX_TOKENS, PRECISIONS, Card, Reader, weights_sha256
 
 
 @dataclass(frozen=True)
@@ -183,15 +183,15 @@ def _save(model, tokenizer, out: Path) -> None:
 
 
 def _dev_figures(config: TrainConfig) -> dict:
-    """The dev figures as the reader runs: int8 (the default) and fp32, each with its threshold."""
+    """The dev figures at each precision the reader runs at (int8's at the top, as the first card
+    had them), each with its threshold."""
     from ..embed import load_embedder
     from .evaluate import evaluate, load_items
 
     embedder = load_embedder()
     items = load_items(config.dev, embedder.embed)  # type: ignore[arg-type]
-    int8 = evaluate(items, Reader(config.out, int8=True).probabilities)
-    fp32 = evaluate(items, Reader(config.out, int8=False).probabilities)
-    return {**int8, "fp32": fp32}
+    int8, fp32, bf16 = (evaluate(items, Reader(config.out, precision=p).probabilities) for p in ("int8", "fp32", "bf16"))
+    return {**int8, "fp32": fp32, "bf16": bf16}
 
 
 def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, seconds: float) -> dict:
@@ -206,6 +206,7 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     return {
         "found_threshold": dev.get("threshold", 0.5),
         "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
+        "found_threshold_bf16": dev.get("bf16", {}).get("threshold", dev.get("threshold", 0.5)),
         "threshold_from": ("squad2 dev tune half: most unanswerables declined with at most "
                            f"{dev.get('max_wrongly_declined', 0.1):.0%} of answerables declined") if dev else
                           "default 0.5 (no dev data given)",
@@ -275,7 +276,7 @@ def card_markdown(card: dict) -> str:
     if dev:
         lines += [
             "The reader alone on the SQuAD 2.0 dev sample (`shared/data/squad2`), candidates = the sentences of the 2",
-            f"retrieved paragraphs, int8 as shipped; threshold {dev['threshold']} picked on the tune half.",
+            f"retrieved paragraphs, int8; threshold {dev['threshold']} picked on the tune half.",
             "",
             "| half | answerable | top-1 says the answer | unanswerable | declined | answerable wrongly declined |",
             "|---|---|---|---|---|---|",
@@ -284,11 +285,13 @@ def card_markdown(card: dict) -> str:
               for h in ("tune", "check")),
             "",
         ]
-    system = card["figures"].get("squad2_system")
-    if system:
+    for precision in PRECISIONS:
+        system = card["figures"].get("squad2_system" if precision == "int8" else f"squad2_system_{precision}")
+        if not system:
+            continue
         lines += [
-            f"The whole system on the same sample (recursive, k=5; bench/calibrate_reader.py): found threshold "
-            f"{system['threshold']}, picked on the tune half.",
+            f"The whole system on the same sample, {precision} (recursive, k=5; bench/calibrate_reader.py): found "
+            f"threshold {system['threshold']}, picked on the tune half.",
             "",
             "| half | answerable | unanswerable | declined | answerable wrongly declined |",
             "|---|---|---|---|---|",
@@ -296,9 +299,9 @@ def card_markdown(card: dict) -> str:
               f"{system[h]['answerable_wrongly_declined']:.3f} |" for h in ("tune", "check")),
             "",
         ]
-    lines += [f"The threshold the reader answers with: {card['found_threshold']} in int8, "
-              f"{card.get('found_threshold_fp32', card['found_threshold'])} in fp32 (the numpy path of a short-lived "
-              f"command) ({card['threshold_from']}).", "",
+    thresholds = ", ".join(f"{Card(card['found_threshold'], 0, {}, card).threshold(p)} in {p}" for p in PRECISIONS)
+    lines += [f"The threshold the reader answers with: {thresholds} (fp32 is also the numpy path of a "
+              f"short-lived command; bf16 is the default where the CPU has it) ({card['threshold_from']}).", "",
               f"Training loss (last 100 steps): {card['figures']['train_loss_last_100']}", "",
               f"Weights sha256: `{card.get('weights_sha256', '')}`", ""]
     return "\n".join(lines)

@@ -17,7 +17,7 @@ def build_scorer(settings: Settings) -> SentenceScorer | None:
     from ..reader import load_reader, shipped_reader_path
     from .scoring import ReaderScorer
 
-    return ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_int8, settings.reader_backend))
+    return ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_precision, settings.reader_backend))
 
 
 def build_thresholds(settings: Settings, scorer: SentenceScorer | None) -> Thresholds:
