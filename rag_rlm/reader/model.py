@@ -56,13 +56,17 @@ class Card:
     raw: dict
 
     def threshold(self, precision: str) -> float:
-        """The found threshold calibrated for `precision` (`found_threshold_fp32`, `_bf16`; the
-        plain `found_threshold` is int8's, the first reader's default). bf16 falls back to fp32's
-        threshold, fp32 to the plain one, for a card written before them."""
-        if precision == "int8":
-            return self.found_threshold
-        fallback = self.raw.get("found_threshold_fp32", self.found_threshold)
-        return float(self.raw.get(f"found_threshold_{precision}", fallback))
+        return found_threshold(self.raw, precision)
+
+
+def found_threshold(card: dict, precision: str) -> float:
+    """The found threshold a card calibrated for `precision` (`found_threshold_fp32`, `_bf16`;
+    the plain `found_threshold` is int8's, the first reader's default). bf16 falls back to fp32's,
+    fp32 to the plain one, for a card written before them."""
+    if precision == "int8":
+        return float(card["found_threshold"])
+    fallback = card.get("found_threshold_fp32", card["found_threshold"])
+    return float(card.get(f"found_threshold_{precision}", fallback))
 
 
 HEAD = "head.safetensors"

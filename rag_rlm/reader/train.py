@@ -22,7 +22,7 @@ from pathlib import Path
 import numpy as np
 
 from .data import Mix, Pair, build_pairs, file_hashes
-from .model import CARD, MAX_TOKENS, PRECISIONS, Card, Reader, weights_sha256
+from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, found_threshold, weights_sha256
 
 
 @dataclass(frozen=True)
@@ -299,7 +299,7 @@ def card_markdown(card: dict) -> str:
               f"{system[h]['answerable_wrongly_declined']:.3f} |" for h in ("tune", "check")),
             "",
         ]
-    thresholds = ", ".join(f"{Card(card['found_threshold'], 0, {}, card).threshold(p)} in {p}" for p in PRECISIONS)
+    thresholds = ", ".join(f"{found_threshold(card, p)} in {p}" for p in PRECISIONS)
     lines += [f"The threshold the reader answers with: {thresholds} (fp32 is also the numpy path of a "
               f"short-lived command; bf16 is the default where the CPU has it) ({card['threshold_from']}).", "",
               f"Training loss (last 100 steps): {card['figures']['train_loss_last_100']}", "",
