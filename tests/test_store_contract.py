@@ -264,6 +264,20 @@ def test_hybrid_search_finds_an_exact_rare_keyword(store, store_url, collection,
     assert -1.0 <= hybrid[0].score <= 1.0001  # the cosine similarity, not the fusion score
 
 
+def test_hybrid_search_weighs_a_rare_word_above_several_common_ones(store, collection, embedder):
+    # Every filler chunk says "river", "country" and "name"; one chunk names the Bubye. Counting
+    # words alike (ts_rank) ranks the fillers first; weighing them by rarity ranks the Bubye first.
+    write(store, collection, embedder, "rivers", [
+        f"The river number {i} of the country has a name and a length of {10 * i} km." for i in range(1, 17)
+    ] + ["The Bubye flows south into the Limpopo."])
+    q = embedder.embed(["How is bread baked?"])[0]  # the vector points nowhere near
+    text = "What is the name of the waterfall in the country where the Bubye River is found?"
+    assert ids(store.search(collection, q, 1, text=text)) == ["rivers#16"]
+    # quotes and backslashes in a question are words to match, never query syntax
+    odd = store.search(collection, q, 3, text="C:\\temp\\ it's the 'Bubye' \\& (river) | !")
+    assert "rivers#16" in ids(odd)
+
+
 def test_bad_input_is_a_clear_error(store, collection, embedder):
     doc = Document(id="d", title="D", source="/d", text="abc", content_hash="h")
     with pytest.raises(StoreError, match="expected 1 vectors"):

@@ -1,6 +1,12 @@
 """The SQL of PgVectorStore.search: plain top-k by cosine, or hybrid (vector + full text) fused
 by reciprocal rank in one query, as in pgvector-python's hybrid search example.
 
+The keyword side weighs each word of the question by its rarity in the collection (BM25's idf,
+ln(1 + (N - df + 0.5) / (df + 0.5)), df counted on the GIN index), and a chunk scores the sum over
+the question's words it holds. ts_rank, which the side used before, counts every word alike: a
+chunk saying "name", "country" and "river" outranked the one naming "Bubye", and hybrid search
+lost a sixth of MuSiQue's supporting paragraphs (bench/eval_results.md).
+
 Rows come back as (document_id, chunk_index, title, source, text, start, end, cosine similarity),
 best first.
 
@@ -22,9 +28,9 @@ CANDIDATES = 40  # per side of the fusion; a k larger than this widens it
 _DOC_FIELDS = ("title", "source")
 
 _COLUMNS = "c.document_id, c.chunk_index, d.title, d.source, c.text, c.start_pos, c.end_pos"
+# One lexeme as a tsquery, quoted (quotes and backslashes doubled) so that it is never query syntax.
+_LEXEME_QUERY = r"('''' || replace(replace(lex, '\', '\\'), '''', '''''') || '''')::tsquery"
 _JOIN_DOCS = " JOIN rag_rlm_documents d ON d.collection_id = %(cid)s AND d.document_id = c.document_id"
-# OR semantics: a long question still matches a chunk holding any of its (non stop-)words.
-_TSQUERY = "(SELECT replace(plainto_tsquery('english', %(text)s)::text, ' & ', ' | ')::tsquery AS query) tq"
 
 
 def search_sql(
@@ -47,12 +53,18 @@ def search_sql(
     query = sql.SQL(
         "WITH semantic AS ("
         "  SELECT document_id, chunk_index, row_number() OVER (ORDER BY score DESC) AS rank FROM ({n}) s),"
+        " terms AS (SELECT DISTINCT " + _LEXEME_QUERY + " AS q"
+        "  FROM unnest(tsvector_to_array(to_tsvector('english', %(text)s))) lex),"
+        " weighted AS MATERIALIZED (SELECT q, ln(1 + (n - df + 0.5) / (df + 0.5)) AS idf FROM"
+        "  (SELECT q, (SELECT count(*) FROM {t} c WHERE c.tsv @@ terms.q) AS df FROM terms) x,"
+        "  (SELECT count(*) AS n FROM {t}) total),"
         " keyword AS ("
         "  SELECT c.document_id, c.chunk_index,"
-        "   row_number() OVER (ORDER BY ts_rank(c.tsv, tq.query) DESC) AS rank"
-        "  FROM {t} c" + _JOIN_DOCS + ", " + _TSQUERY +
-        "  WHERE c.tsv @@ tq.query {f}"
-        "  ORDER BY ts_rank(c.tsv, tq.query) DESC LIMIT %(n)s),"
+        "   row_number() OVER (ORDER BY sum(w.idf) DESC) AS rank"
+        "  FROM {t} c" + _JOIN_DOCS + " JOIN weighted w ON c.tsv @@ w.q"
+        "  WHERE TRUE {f}"
+        "  GROUP BY c.document_id, c.chunk_index"
+        "  ORDER BY sum(w.idf) DESC LIMIT %(n)s),"
         " fused AS ("
         "  SELECT document_id, chunk_index,"
         "   coalesce(1.0 / (%(rrf)s + s.rank), 0.0) + coalesce(1.0 / (%(rrf)s + kw.rank), 0.0) AS rrf"
