@@ -194,6 +194,27 @@ def test_train_reader_runs_end_to_end_and_writes_a_loadable_folder_with_its_card
     assert weights_sha256(again) == card["weights_sha256"]
 
 
+def test_training_in_bf16_autocasts_reproducibly_and_the_card_says_so(tmp_path):
+    from rag_rlm.reader.train import TrainConfig, card_markdown, train
+
+    data = _slice(tmp_path, 30)
+    runs = {}
+    for name, precision in (("bf16", "bf16"), ("bf16-again", "bf16"), ("fp32", "fp32")):
+        config = TrainConfig(data=data, out=tmp_path / name, layers=1, limit=48, mix=Mix(squad1=20), precision=precision)
+        train(config)
+        runs[name] = weights_sha256(config.out)
+    assert runs["bf16"] == runs["bf16-again"]  # seeded: the same weights again
+    assert runs["bf16"] != runs["fp32"]  # the forward pass did run in bf16
+    card = json.loads((tmp_path / "bf16" / "reader.json").read_text())
+    assert card["settings"]["precision"] == "bf16"
+    assert "--precision bf16" in card_markdown(card) and "bf16 arithmetic" in card_markdown(card)
+    fp32_card = json.loads((tmp_path / "fp32" / "reader.json").read_text())
+    assert "--precision" not in card_markdown(fp32_card)
+    done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--precision", "fp16"],
+                          capture_output=True, text=True, timeout=120, cwd=ROOT)
+    assert done.returncode == 2 and "--precision" in done.stderr
+
+
 def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)

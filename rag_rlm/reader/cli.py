@@ -1,4 +1,4 @@
-"""`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N]`:
+"""`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N] [--precision P]`:
 fine-tune the reader on the public QA training files and write a reader folder with its card.
 
 Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a bad number).
@@ -33,6 +33,9 @@ def register(subparsers: Any) -> None:
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
     p.add_argument("--premised", type=float, default=0.0,
                    help="share of SQuAD v1 questions also asked after a premise from their context (default 0)")
+    p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
+                   help="training arithmetic: bf16 autocasts the forward pass, ~1.4x faster on a CPU with "
+                        "AVX512-BF16 or AMX (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
 
@@ -59,7 +62,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             return EXIT_USAGE
     mix = Mix(**{"squad1": args.squad1} if args.squad1 else {}, chained=args.chained, premised=args.premised)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
-                         seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix)
+                         seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix,
+                         precision=args.precision)
     bar = _bar(args.quiet)
     try:
         result = train(config, bar)

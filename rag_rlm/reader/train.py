@@ -39,6 +39,7 @@ class TrainConfig:
     limit: int = 0  # at most this many pairs (0: all): a quick run
     listwise: float = 1.0  # weight of the per-question softmax loss beside the pointwise one
     base: str = ""  # the model to start from: the bundled MiniLM when empty
+    precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
     mix: Mix = field(default_factory=Mix)
 
 
@@ -73,7 +74,8 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     model.train()
     losses: list[float] = []
     for step, batch in enumerate(batches):
-        logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"])
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.precision == "bf16"):
+            logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]).float()
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, batch["labels"], weight=batch["weights"])
         loss = loss + config.listwise * _listwise(logits, batch)
         loss.backward()
@@ -249,11 +251,13 @@ def card_markdown(card: dict) -> str:
         f"rag-rlm train-reader --data {s['data']} --dev {s['dev']} --out {s['out']} --seed {s['seed']} "
         f"--layers {s['layers']} --squad1 {s['mix']['squad1']}" + (f" --chained {s['mix']['chained']}" if s["mix"].get("chained") else "")
         + (f" --premised {s['mix']['premised']}" if s["mix"].get("premised") else "")
-        + (f" --limit {s['limit']}" if s["limit"] else ""),
+        + (f" --limit {s['limit']}" if s["limit"] else "")
+        + (f" --precision {s['precision']}" if s.get("precision", "fp32") != "fp32" else ""),
         "```",
         "",
         f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, one pass, learning rate "
-        f"{s['learning_rate']}, {s['max_tokens']} tokens, seed {s['seed']}; {card['seconds']:.0f} s on "
+        f"{s['learning_rate']}, {s['max_tokens']} tokens, {s.get('precision', 'fp32')} arithmetic, seed {s['seed']}; "
+        f"{card['seconds']:.0f} s on "
         f"{card['torch_threads']} CPU threads.",
         "",
         "## Data",
