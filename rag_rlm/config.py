@@ -84,7 +84,9 @@ class Settings:
     # spans at answer time (the path before sentence memory, kept for comparison)
     sentence_memory: bool = True
     memo_size: int = 1024
-    hybrid: bool = False  # keyword+vector RRF; measured worse on the dev sets (bench/eval_results.md)
+    # keyword (idf-weighted) + vector search fused by rank: better recall, mixed answers and 4-7x the
+    # search time, so dense stays the default (bench/eval_results.md, bench/bench_hybrid.py)
+    hybrid: bool = False
     # the HTTP server
     host: str = "127.0.0.1"
     port: int = 8000
