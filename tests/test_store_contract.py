@@ -265,16 +265,16 @@ def test_hybrid_search_finds_an_exact_rare_keyword(store, store_url, collection,
 
 
 def test_hybrid_search_weighs_a_rare_word_above_several_common_ones(store, collection, embedder):
-    # Every filler chunk says "river", "country" and "name"; one chunk names the Bubye. Counting
-    # words alike (ts_rank) ranks the fillers first; weighing them by rarity ranks the Bubye first.
+    # Every filler chunk says "river", "country" and "name"; one chunk names the Orvelle. Counting
+    # words alike (ts_rank) ranks the fillers first; weighing them by rarity ranks the Orvelle first.
     write(store, collection, embedder, "rivers", [
         f"The river number {i} of the country has a name and a length of {10 * i} km." for i in range(1, 17)
-    ] + ["The Bubye flows south into the Limpopo."])
+    ] + ["The Orvelle flows north into the Tarnow lakes."])
     q = embedder.embed(["How is bread baked?"])[0]  # the vector points nowhere near
-    text = "What is the name of the waterfall in the country where the Bubye River is found?"
+    text = "Which country holds the lake that the Orvelle river feeds, and what is its name?"
     assert ids(store.search(collection, q, 1, text=text)) == ["rivers#16"]
     # quotes and backslashes in a question are words to match, never query syntax
-    odd = store.search(collection, q, 3, text="C:\\temp\\ it's the 'Bubye' \\& (river) | !")
+    odd = store.search(collection, q, 3, text="C:\\temp\\ it's the 'Orvelle' \\& (river) | !")
     assert "rivers#16" in ids(odd)
 
 

@@ -4,8 +4,8 @@ by reciprocal rank in one query, as in pgvector-python's hybrid search example.
 The keyword side weighs each word of the question by its rarity in the collection (BM25's idf,
 ln(1 + (N - df + 0.5) / (df + 0.5)), df counted on the GIN index), and a chunk scores the sum over
 the question's words it holds. ts_rank, which the side used before, counts every word alike: a
-chunk saying "name", "country" and "river" outranked the one naming "Bubye", and hybrid search
-lost a sixth of MuSiQue's supporting paragraphs (bench/eval_results.md).
+chunk holding three common words of the question outranked the one naming its rare subject, and
+hybrid search lost a sixth of MuSiQue's supporting paragraphs (bench/eval_results.md).
 
 Rows come back as (document_id, chunk_index, title, source, text, start, end, cosine similarity),
 best first.
