@@ -152,11 +152,12 @@ def _serve(args: argparse.Namespace, settings: Settings) -> int:
     settings = settings.replace(host=args.host or settings.host, port=args.port or settings.port,
                                 log_level=_log_level(args, settings))
     url = serverfile.connect_url(settings.host, settings.port)
-    clikit.note(args, f"rag-rlm: serving {url}/ (the web page; the API under /v1), Ctrl-C stops it")
     replaced = serverfile.record(settings, url)
     try:
         with _signals_stop():
-            serve(settings, workers=args.workers)
+            # said once the socket listens, so that whoever waits for this line can ask at once
+            serve(settings, workers=args.workers, ready=lambda: clikit.note(
+                args, f"rag-rlm: serving {url}/ (the web page; the API under /v1), Ctrl-C stops it"))
     except _Stopped:
         pass
     except SystemExit as e:  # uvicorn's way of saying it could not start (exit status 3)

@@ -9,10 +9,12 @@ import os
 import signal
 import socket
 import subprocess
+import threading
 import time
 
+import httpx
 import pytest
-from clirun import PY, Serve, env, imported_modules, ingested_sample, run, run_ingest
+from clirun import PY, TIMEOUT, Serve, env, free_port, imported_modules, ingested_sample, run, run_ingest
 
 from rag_rlm.memory import embedded
 
@@ -124,6 +126,28 @@ def test_ctrl_c_stops_serve_as_sigterm_does(folder):
     _assert_stopped(folder / ".rag_rlm" / "pgdata")
 
 
+def test_serving_is_said_once_the_server_listens(folder):
+    port = free_port()
+    proc = subprocess.Popen([PY, "-m", "rag_rlm.cli", "serve", "--port", str(port)], cwd=folder, env=env(),
+                            text=True, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, start_new_session=True)
+    watchdog = threading.Timer(TIMEOUT, proc.kill)
+    watchdog.start()
+    try:
+        said = []
+        for line in proc.stderr:  # until the line comes (or the server ends)
+            said.append(line)
+            if line.startswith("rag-rlm: serving"):
+                break
+        assert said and said[-1].startswith("rag-rlm: serving"), "".join(said)
+        # at once, no retry: whoever waits for the line (a script, a person) can ask now
+        assert httpx.get(f"http://127.0.0.1:{port}/health", timeout=30).status_code == 200
+    finally:
+        watchdog.cancel()
+        proc.send_signal(signal.SIGTERM)
+        proc.communicate(timeout=60)
+    assert proc.returncode == 0
+
+
 def test_serve_errors(folder):
     with socket.socket() as taken:
         taken.bind(("127.0.0.1", 0))
@@ -131,7 +155,7 @@ def test_serve_errors(folder):
         port = taken.getsockname()[1]
         busy = run("serve", "--port", str(port), cwd=folder)
     assert busy.returncode == 1 and "address already in use" in busy.stderr
-    assert "rag-rlm: the server did not start" in busy.stderr
+    assert "rag-rlm: the server did not start" in busy.stderr and "rag-rlm: serving" not in busy.stderr
     assert not (folder / ".rag_rlm" / "server.json").exists()
     assert run("serve", "--port", "0", cwd=folder).returncode == 2
     bad_setting = run("serve", cwd=folder, extra_env={"RAG_RLM_PORT": "70000"})

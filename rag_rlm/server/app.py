@@ -6,8 +6,11 @@ import dataclasses
 import ipaddress
 import logging
 import os
+import sys
+from collections.abc import Callable
 from typing import Any
 
+import uvicorn
 from litestar import Litestar, Router
 from litestar.di import Provide
 from litestar.middleware import DefineMiddleware
@@ -116,16 +119,39 @@ def settings_to_env(settings: Settings) -> dict[str, str]:
     return env
 
 
-def serve(settings: Settings, host: str | None = None, port: int | None = None, workers: int = 1) -> None:
-    import uvicorn
-
+def serve(settings: Settings, host: str | None = None, port: int | None = None, workers: int = 1,
+          ready: Callable[[], None] | None = None) -> None:
+    """Serve until stopped. `ready` is called once the socket accepts connections: after the
+    models and the store are loaded (one worker), or once the supervisor has bound it (workers,
+    which queue connections until one of them takes them)."""
     settings = settings.replace(host=host or settings.host, port=port or settings.port)
     configure_logging(settings.log_level)
     common: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_config": None,
                               "log_level": settings.log_level, "timeout_graceful_shutdown": 10, **UVICORN_OPTIONS}
     if workers <= 1:
-        uvicorn.run(create_app(settings), **common)
+        server = _Announcing(uvicorn.Config(create_app(settings), **common), ready)
+        server.run()
+        if not server.started:
+            sys.exit(STARTUP_FAILURE)  # as uvicorn.run says it: the port taken, or a failed startup
         return
     os.environ.update(settings_to_env(settings))
     os.environ.pop(ENV_PREFIX + "CONFIG", None)  # already folded into the variables above
+    if ready:
+        ready()
     uvicorn.run("rag_rlm.server.app:app_from_env", factory=True, workers=workers, **common)
+
+
+STARTUP_FAILURE = 3  # uvicorn's exit status for a server that did not start
+
+
+class _Announcing(uvicorn.Server):
+    """A uvicorn server that says when it listens (uvicorn.run has no hook for it)."""
+
+    def __init__(self, config: uvicorn.Config, ready: Callable[[], None] | None):
+        super().__init__(config)
+        self.ready = ready
+
+    async def startup(self, sockets: Any = None) -> None:
+        await super().startup(sockets)
+        if self.started and self.ready:
+            self.ready()
