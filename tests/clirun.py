@@ -192,6 +192,10 @@ class Terminal:
 def _own_terminal() -> None:
     os.setsid()
     fcntl.ioctl(0, termios.TIOCSCTTY, 0)
+    # as a shell starts a foreground job: Ctrl-C interrupts, even when whoever started the tests
+    # ignored SIGINT (a background job of a script does; the child would inherit it and Python
+    # would then never raise KeyboardInterrupt)
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
 
 
 def imported_modules(stderr: str) -> set[str]:
