@@ -17,6 +17,7 @@ from litestar.middleware import DefineMiddleware
 from litestar.openapi import OpenAPIConfig
 from litestar.openapi.plugins import ScalarRenderPlugin, SwaggerRenderPlugin
 from litestar.openapi.spec import Components, SecurityScheme
+from uvicorn.main import STARTUP_FAILURE
 
 from .. import __version__
 from ..config import ENV_PREFIX, Settings
@@ -139,9 +140,6 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None, 
     if ready:
         ready()
     uvicorn.run("rag_rlm.server.app:app_from_env", factory=True, workers=workers, **common)
-
-
-STARTUP_FAILURE = 3  # uvicorn's exit status for a server that did not start
 
 
 class _Announcing(uvicorn.Server):
