@@ -19,8 +19,9 @@ ROOT = Path(__file__).resolve().parent.parent
 TRAIN = ROOT.parent / "shared" / "data" / "train"
 
 
-def _method(text_raw: str, *paragraphs: str, params: tuple[dict, ...] = ()) -> dict:
-    return {"textRaw": f"`{text_raw}`", "type": "method", "signatures": [{"params": list(params)}],
+def _method(text_raw: str, *paragraphs: str, params: tuple[dict, ...] = (), returns: str = "") -> dict:
+    signature = {"params": list(params), **({"return": {"textRaw": returns}} if returns else {})}
+    return {"textRaw": f"`{text_raw}`", "type": "method", "signatures": [signature],
             "desc": "".join(f"<p>{p}</p>" for p in paragraphs)}
 
 
@@ -33,7 +34,9 @@ PAGE = {"type": "module", "source": "doc/api/ledger.md", "modules": [{
                         {"textRaw": "`lock` {boolean} Whether others may write. **Default:** `true`.", "name": "lock"})),
         _method("ledger.close(handle)", "Releases the handle and flushes pending entries to disk.",
                 "A handle that <code>ledger.open()</code> returned must be closed exactly once."),
-        _method("ledger.balance(account)", "Returns the balance of the account in cents, as an integer."),
+        _method("ledger.balance(account)", "Looks the account up in the open ledger.",
+                params=({"textRaw": "`account` {string} The account's name.", "name": "account"},),
+                returns="Returns: {integer} The balance in cents."),
         _method("ledger.export(path)", "Writes every entry to a CSV file at <code>path</code>, one entry a line."),
         _method("handle.open()", "Reopens a closed handle on the same file."),
     ]}]}
@@ -81,6 +84,14 @@ def test_a_default_question_is_answered_by_its_parameter_line(tmp_path):
         assert line.startswith(f"{param} <") and "Default:" in line
         others = [b for b in row["context"].split("\n\n") if b != line]
         assert any(b.startswith(("mode <", "lock <")) for b in others)  # the other parameter: a near miss
+
+
+def test_a_returns_question_is_answered_by_the_returns_line_among_the_parameters(tmp_path):
+    rows = apidocs.rows(_manual(tmp_path), seed=2)
+    asked = [r for r in rows if r["source"] == "apidocs:returns"]
+    assert [r["question"] for r in asked] in (["What does ledger.balance return?"], ["What is returned by ledger.balance?"])
+    assert _answer(asked[0]) == "Returns: <integer> The balance in cents."
+    assert "account <string> The account's name." in asked[0]["context"]  # a line under the same entry that does not
 
 
 def test_pairs_from_a_manual_are_seeded_and_label_the_entry(tmp_path):

@@ -30,7 +30,7 @@ from pathlib import Path
 SOURCE = "apidocs"
 NEIGHBOURS = 3  # other entries of the same page in a context
 MENTIONS = 2  # sentences of other entries that mention the asked name
-DEFAULTS_PER_PAGE = 25  # "what is the default" questions per page at most: a few pages hold hundreds
+DEFAULTS_PER_ENTRY = 2  # "what is the default" questions per entry at most: a few entries hold dozens
 
 
 @dataclass(frozen=True)
@@ -41,6 +41,8 @@ class Entry:
     kind: str  # method, property, event, class, option
     paragraphs: tuple[str, ...]  # the description, as ingest reads it
     defaults: tuple[tuple[str, str], ...] = ()  # (parameter, its line) for parameters with a default
+    parameters: tuple[str, ...] = ()  # every parameter's line, as the page lists them
+    returns: str = ""  # the "Returns: <type> what" line
 
 
 def files(folder: Path) -> list[Path]:
@@ -122,7 +124,11 @@ def _entry(node: dict, title: str, kind: str) -> Entry | None:
     if not paragraphs:
         return None
     name = _asked_name(term, kind)
-    return Entry(title, term, name, kind, paragraphs, tuple(_defaults(node)))
+    lines = [(p.get("name", ""), _plain(p.get("textRaw", ""))) for s in node.get("signatures", [])
+             for p in _params(s.get("params", []))]
+    returns = next((_plain(s["return"].get("textRaw", "")) for s in node.get("signatures", []) if "return" in s), "")
+    return Entry(title, term, name, kind, paragraphs, tuple((n, t) for n, t in lines if n and "Default:" in t),
+                 tuple(t for _, t in lines if len(t.split()) >= 3), returns if len(returns.split()) >= 4 else "")
 
 
 _PARAMETER = re.compile(r"[\w.\[\]]+ <|Returns: <")  # the parameter list printed before a description
@@ -147,14 +153,6 @@ def _paragraphs(html: str) -> list[str]:
         return []
     blocks = [b for b in text.split("\n\n") if "\n" not in b and not b.startswith("#") and not _CODE.match(b)]
     return [b[2:] if b.startswith("- ") else b for b in blocks]
-
-
-def _defaults(node: dict) -> Iterator[tuple[str, str]]:
-    for signature in node.get("signatures", []):
-        for param in _params(signature.get("params", [])):
-            raw = param.get("textRaw", "")
-            if "**Default:**" in raw and param.get("name"):
-                yield param["name"], _plain(raw)
 
 
 def _params(params: list[dict]) -> Iterator[dict]:
@@ -182,6 +180,7 @@ _ASK = {
     "option": ("What does the {name} option of node do?", "What does node {name} do?"),
 }
 _ASK_DEFAULT = ("What is the default value of {param} in {name}?", "What is the default {param} of {name}?")
+_ASK_RETURNS = ("What does {name} return?", "What is returned by {name}?")
 
 
 def _questions(entry: Entry, index: int, entries: list[Entry], rng: random.Random) -> list[dict]:
@@ -189,11 +188,14 @@ def _questions(entry: Entry, index: int, entries: list[Entry], rng: random.Rando
     target = f"{entry.term}: {entry.paragraphs[0]}"
     asked = rng.choice(_ASK[entry.kind]).format(name=entry.name)
     out = _rows_of(entry, asked, target, others, rng, "")
-    if entry.defaults and rng.random() < 0.5 and sum(bool(e.defaults) for e in entries[:index]) < 2 * DEFAULTS_PER_PAGE:
-        param, line = rng.choice(entry.defaults)
+    # the lines under an entry answer without naming it: so must the reader learn to read them
+    for param, line in rng.sample(entry.defaults, min(DEFAULTS_PER_ENTRY, len(entry.defaults))):
         asked_default = rng.choice(_ASK_DEFAULT).format(param=param, name=entry.name)
-        siblings = [p for _, p in entry.defaults if p != line]  # the other parameters' lines: their defaults
-        out += _rows_of(entry, asked_default, line, siblings + others[:1], rng, ":default")
+        near = [t for t in entry.parameters if t != line] + ([entry.returns] if entry.returns else [])
+        out += _rows_of(entry, asked_default, line, near + others[:1], rng, ":default")
+    if entry.returns and entry.kind == "method":
+        asked_returns = rng.choice(_ASK_RETURNS).format(name=entry.name)
+        out += _rows_of(entry, asked_returns, entry.returns, list(entry.parameters) + others[:2], rng, ":returns")
     return out
 
 
