@@ -1,7 +1,7 @@
 """Access groups over HTTP, with no leak: a real server on loopback with a key that holds the
 `hr` group and keys that do not. The same questions go through every route that can show a
 document (answer, citations, related documents, sub-questions, trace, memo, chat, SSE streams,
-document list and text, delete, PATCH, upload), and the whole response bodies of the keys
+document list and text, delete, PATCH, upload, feedback), and the whole response bodies of the keys
 without `hr` are searched for the protected document's id, title and text.
 
 The store-level filter (both stores), ingest and the settings are in test_access_store.py.
@@ -101,6 +101,20 @@ def test_answers_memo_and_traces_never_leak(hr, plain, question):
     assert_no_secret(other.text)
     if question == TWO_PART_Q:  # the other part is still answered from the public documents
         assert "22" in body["answer"]
+
+
+def test_an_answer_made_for_the_group_cannot_be_rated_by_a_key_without_it(hr, plain):
+    """Not even one that cites nothing: the rating would keep the group's question for insights."""
+    declined = ask(hr, "Which river does the Orvelle flow into?")
+    assert declined["citations"] == []
+    r = plain.post(f"/v1/answers/{declined['trace_id']}/feedback", json={"rating": "down"})
+    assert r.status_code == 404 and r.json()["error"]["message"] == f"no answer {declined['trace_id']!r}"
+    assert hr.post(f"/v1/answers/{declined['trace_id']}/feedback", json={"rating": "down"}).status_code == 200
+    own = ask(plain, "How many vacation days do new hires get?")
+    assert plain.post(f"/v1/answers/{own['trace_id']}/feedback", json={"rating": "up"}).status_code == 200
+    # another key rates an answer exactly when it may read its trace (hr holds none of key-odd's groups)
+    seen = hr.get(f"/v1/traces/{own['trace_id']}").status_code
+    assert hr.post(f"/v1/answers/{own['trace_id']}/feedback", json={"rating": "up"}).status_code == seen
 
 
 def test_streams_and_chat_never_leak(hr, plain):

@@ -52,13 +52,15 @@ def _check(data: FeedbackRequest) -> str:
 
 
 def _rate(ctx: ServerContext, caller: Caller, trace_id: str, rating: Rating) -> Rating:
-    trace = ctx.assistant.trace(trace_id)
+    # an answer made for access groups this caller lacks is missing to it, as GET /traces has it,
+    # even one that cites nothing: its question is the group's business
+    trace = ctx.assistant.trace(trace_id, caller.access)
     collection = str((trace or {}).get("collection", ""))
     missing = ApiError(404, "not_found", f"no answer {trace_id!r}", field="trace_id")
     if not trace or not caller.owns(collection):
         raise missing
     citations = list(trace.get("citations") or [])
-    if citations:
+    if citations:  # and one citing a document since moved out of the caller's groups
         documents = {r.id: r for r in ctx.assistant.documents(collection)}
         cited = tuple(dict.fromkeys(str(c.get("document_id", "")) for c in citations))
         if not sees(cited, documents, readable_by(caller)):
