@@ -48,15 +48,22 @@ class Entry:
 def files(folder: Path) -> list[Path]:
     """The manual's pages: JSON files that say which Markdown page they come from (`all.json`, the
     whole manual in one, would repeat every entry)."""
-    return sorted(p for p in folder.glob("*.json*") if not p.name.startswith("all.") and _is_page(p))
+    return [path for path, _ in _pages(folder)]
 
 
-def _is_page(path: Path) -> bool:
-    try:
-        page = _load(path)
-    except (OSError, ValueError, EOFError):
-        return False
-    return isinstance(page, dict) and str(page.get("source", "")).endswith(".md")
+def _pages(folder: Path) -> list[tuple[Path, dict]]:
+    """Each page file and its parsed JSON, each read once."""
+    pages = []
+    for path in sorted(folder.glob("*.json*")):
+        if path.name.startswith("all."):
+            continue
+        try:
+            page = _load(path)
+        except (OSError, ValueError, EOFError):
+            continue
+        if isinstance(page, dict) and str(page.get("source", "")).endswith(".md"):
+            pages.append((path, page))
+    return pages
 
 
 def _load(path: Path) -> dict:
@@ -77,8 +84,8 @@ def rows(folder: Path, seed: int) -> list[dict]:
     """Questions in the training files' schema, answerable and not, in a seeded order."""
     rng = random.Random(seed)
     out: list[dict] = []
-    for path in files(folder):
-        entries = list(_entries(path))
+    for path, page in _pages(folder):
+        entries = list(_entries(path, page))
         for i, entry in enumerate(entries):
             out += _questions(entry, i, entries, rng)
     rng.shuffle(out)
@@ -91,8 +98,7 @@ _LISTS = {"methods": "method", "classMethods": "method", "properties": "property
           "classes": "class"}
 
 
-def _entries(path: Path) -> Iterator[Entry]:
-    page = _load(path)
+def _entries(path: Path, page: dict) -> Iterator[Entry]:
     title = _page_title(page) or path.name.split(".")[0]
     yield from _walk(page, title, path.name.startswith("cli."))
 

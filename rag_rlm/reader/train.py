@@ -261,10 +261,10 @@ def _rebuild(s: dict) -> str:
              f"--layers {s['layers']}", f"--squad1 {mix['squad1']}"]
     flags += [f"--chained {mix['chained']}"] if mix.get("chained") else []
     flags += [f"--premised {mix['premised']}"] if mix.get("premised") else []
-    flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", 8000) != 8000 else []
+    flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", Mix.same_article) != Mix.same_article else []
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
     flags += [f"--base {s['base']}"] if s.get("base") else []
-    flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", 1e-4) != 1e-4 else []
+    flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", TrainConfig.learning_rate) != TrainConfig.learning_rate else []
     flags += [f"--limit {s['limit']}"] if s["limit"] else []
     flags += [f"--precision {s['precision']}"] if s.get("precision", "fp32") != "fp32" else []
     return "rag-rlm train-reader " + " ".join(flags)
