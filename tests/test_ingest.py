@@ -16,6 +16,7 @@ from test_parsers import make_docx, make_pdf, write
 
 from ingest.cli import main
 from rag_rlm.ingest.pipeline import IngestSummary, ingest_documents, ingest_paths
+from rag_rlm.ingest.recipe import METADATA_KEY, recipe
 from rag_rlm.memory import open_store
 from rag_rlm.types import Document
 
@@ -190,7 +191,7 @@ def test_jsonl_records_keep_their_ids_and_a_bad_line_is_named(tmp_path, store, e
     assert summary.failed[0]["reason"].startswith("line 3: ")
     records = store.documents(collection)
     assert sorted(records) == [f"hp-{i}" for i in range(5)]
-    assert records["hp-3"].title == "T3" and records["hp-3"].metadata == {"split": "dev"}
+    assert records["hp-3"].title == "T3" and records["hp-3"].metadata == {"split": "dev", METADATA_KEY: recipe(settings)}
 
 
 def test_a_stop_request_ends_after_a_whole_document_and_the_next_run_finishes(

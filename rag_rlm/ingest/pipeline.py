@@ -1,12 +1,16 @@
 """The ingest flow, shared by the CLI and the HTTP upload endpoint.
 
-    discover -> hash raw bytes (unchanged: skip, no parsing) -> parse
+    discover -> hash raw bytes (unchanged and stored with this recipe: skip, no parsing) -> parse
       -> parts: a document's text in bounded segments, each chunked and sentence-split
          (parts.py, segments.py; a small document is one part)
       -> embed chunks and sentences in batches across documents and parts (a background
          thread keeps the model busy)
       -> store.write_parts per document, its parts consumed as they arrive: chunks, sentences
-         (sentence memory), and its record with the hash last
+         (sentence memory), and its record with the hash and recipe last
+
+A document is skipped only when its stored record holds the same bytes made with the same ingest
+recipe (recipe.py: this release's segmentation and the chunking and embedding settings); one
+stored under another recipe is written again and counted as updated and as refreshed.
 
 Sentence vectors are, by default, the mean of the chunk pass's token vectors over each sentence
 (settings.sentence_vectors = "pool"): the same forward pass makes chunk and sentence vectors, so
@@ -50,6 +54,7 @@ from .discover import SourceFile, discover
 from .ocr import OcrOptions
 from .parsers import MULTI_DOCUMENT_FORMATS, PARSERS, ParseError, parse_file, sha256
 from .parts import Part, ahead, batches, document_parts, submit
+from .recipe import METADATA_KEY, is_current, recipe
 
 ProgressFn = Callable[[int, int | None, int], None]  # (documents done, total or None, chunks written)
 # Chunks go to the embedder EMBED_GROUP batches at a time: sentence-transformers sorts each call's
@@ -65,6 +70,7 @@ HIDDEN = "not written: a stored document of this id is in access groups this cal
 class IngestSummary:
     documents_new: int = 0
     documents_updated: int = 0
+    documents_refreshed: int = 0  # of the updated: same bytes, stored under an older ingest recipe
     documents_unchanged: int = 0
     documents_failed: int = 0
     documents_pruned: int = 0
@@ -122,7 +128,7 @@ def ingest_paths(
     parsed_ok: set[str] = set()
     wanted = None if groups is None else normalise_groups(groups)
     items = _file_items(sources, known, seen, parsed_ok, settings.max_document_bytes, OcrOptions.from_settings(settings),
-                        relative_sources, _Rules(wanted, access))
+                        relative_sources, _Rules(wanted, access, recipe(settings)))
     summary = _run(items, known, collection, store, embedder, settings, progress, stop, total)
     if prune and not summary.interrupted:
         roots = [Path(p).resolve() for p in paths]
@@ -144,7 +150,7 @@ def ingest_documents(
     """Ingest already-parsed documents (a sync's); unchanged content hashes are skipped, and each
     document's own access groups are written (an unchanged one's too, without re-embedding)."""
     known = _known(store, collection)
-    rules = _Rules(None, access)
+    rules = _Rules(None, access, recipe(settings))
 
     def items() -> Iterator[_Item]:
         for doc in documents:
@@ -163,10 +169,15 @@ def _known(store: Store, collection: str) -> dict[str, DocumentRecord]:
 @dataclass(frozen=True)
 class _Rules:
     """What a run does with a document it meets, given its stored record: the groups it writes
-    (None: the stored ones) and what the writer may replace."""
+    (None: the stored ones), what the writer may replace, and the recipe a stored document must
+    have been made with to be left as it is."""
 
     groups: tuple[str, ...] | None
     access: Access
+    recipe: str
+
+    def current(self, record: DocumentRecord | None, content_hash: str) -> bool:
+        return record is not None and is_current(record, content_hash, self.recipe)
 
     def item(self, doc_id: str, path: str, record: DocumentRecord | None, doc: Document | None,
              own: tuple[str, ...] | None = None) -> _Item:
@@ -177,8 +188,8 @@ class _Rules:
         wanted = own if own is not None else self.groups
         if wanted is None:
             wanted = record.groups if record is not None else ()
-        if doc is not None and (record is None or record.content_hash != doc.content_hash):
-            return _Item(replace(doc, groups=wanted))
+        if doc is not None and not self.current(record, doc.content_hash):
+            return _Item(replace(doc, groups=wanted, metadata={**doc.metadata, METADATA_KEY: self.recipe}))
         regroup = wanted if record is not None and tuple(record.groups) != wanted else None
         return _Item(unchanged=True, document_id=doc_id, regroup=regroup)
 
@@ -201,7 +212,7 @@ def _file_items(
             yield _Item(error=ParseError(path, f"unreadable: {e.strerror or e}"))
             continue
         record = known.get(source.doc_id)
-        if source.path.suffix.lower() != ".jsonl" and record and record.content_hash == sha256(data):
+        if source.path.suffix.lower() != ".jsonl" and rules.current(record, sha256(data)):
             seen.add(source.doc_id)  # unchanged: no parsing at all
             yield rules.item(source.doc_id, path, record, None)
             continue
@@ -332,6 +343,7 @@ class _Writer:
             return True
         if doc.id in self.known:
             self.summary.documents_updated += 1
+            self.summary.documents_refreshed += self.known[doc.id].content_hash == doc.content_hash
         else:
             self.summary.documents_new += 1
         self.summary.chunks_written += self.writing

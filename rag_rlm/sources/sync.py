@@ -7,6 +7,10 @@ the difference applied.
       -> new, with the bytes of an item that is gone: renamed in the store, not re-embedded
     then, only when the whole source was read: documents of items gone from it are deleted
 
+A document stored under another ingest recipe (ingest/recipe.py: another release's splitter,
+other chunk or embedder settings) counts as not stored as recorded, so its item is read and
+written again.
+
 A source that cannot be read (SourceError) changes nothing. An item that fails keeps its
 documents as they are. What was recorded of each item is saved only for documents the store
 holds as recorded (checked against the store after writing), so a write cut short by a cancel
@@ -29,6 +33,7 @@ from ..errors import UnknownCollection
 from ..ingest.ocr import OcrOptions
 from ..ingest.parsers import ParseError, parse_file, sha256
 from ..ingest.pipeline import ProgressFn, ingest_documents
+from ..ingest.recipe import made_with, recipe
 from ..memory.base import Store
 from ..types import Document
 from .base import Item, ItemFailure, SourceReader, SourceSpec
@@ -45,6 +50,7 @@ class SyncSummary:
     seconds: float = 0.0
     added: int = 0
     updated: int = 0
+    refreshed: int = 0  # of the updated: same bytes, stored under an older ingest recipe
     renamed: int = 0
     deleted: int = 0
     unchanged: int = 0
@@ -171,7 +177,7 @@ class _Plan:
         """What the next sync starts from: each item whose documents the store now holds as
         recorded. An item that failed, was not reached, or whose write did not complete keeps its
         earlier entry (read again next time; deleted when it leaves the source)."""
-        stored = _stored(store, self.spec.collection)
+        stored = _stored(store, self.spec.collection, self.settings)
         kept = {k: e for k, e in self.previous.items() if k in self.seen or not self.complete}
         written = {k: e for k, e in self.entries.items() if e.intact(stored)}
         return {**kept, **written}
@@ -204,7 +210,7 @@ def sync(
     stop = stop or threading.Event()
     summary = SyncSummary(spec.name, spec.collection)
     previous = registry.entries(spec)
-    plan = _Plan(spec, previous, _stored(store, spec.collection), settings, summary)
+    plan = _Plan(spec, previous, _stored(store, spec.collection, settings), settings, summary)
     items = reader.read(plan.known(), stop)
     _write(plan.documents(items, stop), spec, store, embedder, settings, stop, progress, summary)
     if plan.complete:
@@ -218,11 +224,15 @@ def sync(
     return summary
 
 
-def _stored(store: Store, collection: str) -> dict[str, str]:
+def _stored(store: Store, collection: str, settings: Settings) -> dict[str, str]:
+    """The content hash of each document stored with this run's ingest recipe (one stored with
+    another is left out: stale, to be written again)."""
+    current = recipe(settings)
     try:
-        return {doc_id: r.content_hash for doc_id, r in store.documents(collection).items()}
+        records = store.documents(collection)
     except UnknownCollection:
         return {}
+    return {doc_id: r.content_hash for doc_id, r in records.items() if made_with(r, current)}
 
 
 def _write(documents: Iterable[Document], spec: SourceSpec, store: Store, embedder: Embedder, settings: Settings,
@@ -231,6 +241,7 @@ def _write(documents: Iterable[Document], spec: SourceSpec, store: Store, embedd
                             settings=settings, progress=progress, stop=stop)
     summary.added += done.documents_new
     summary.updated += done.documents_updated
+    summary.refreshed += done.documents_refreshed
     summary.unchanged += done.documents_unchanged  # read again (not recorded as synced) but the same
     summary.chunks_written += done.chunks_written
     for failure in done.failed:
