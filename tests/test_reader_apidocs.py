@@ -108,9 +108,10 @@ def test_pairs_from_a_manual_are_seeded_and_label_the_entry(tmp_path):
 def test_train_reader_goes_on_from_a_trained_reader_with_a_manual(tmp_path):
     manual = _manual(tmp_path)
     first, second = tmp_path / "first", tmp_path / "second"
-    base = [sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(TRAIN), "--layers", "1",
+    base = [sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(TRAIN),
             "--limit", "32", "--squad1", "20", "--same-article", "10", "--dev", str(ROOT.parent / "shared" / "data" / "squad2")]
-    done = subprocess.run(base + ["--out", str(first)], capture_output=True, text=True, timeout=600, cwd=ROOT)
+    done = subprocess.run(base + ["--out", str(first), "--layers", "1"], capture_output=True, text=True, timeout=600,
+                          cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     more = ["--out", str(second), "--base", str(first), "--api-docs", str(manual), "--learning-rate", "5e-5"]
     done = subprocess.run(base + more, capture_output=True, text=True, timeout=600, cwd=ROOT)
@@ -121,7 +122,9 @@ def test_train_reader_goes_on_from_a_trained_reader_with_a_manual(tmp_path):
     rebuild = (second / "README.md").read_text().split("```sh\n")[1].split("```")[0].splitlines()
     assert len(rebuild) == 2 and f"--out {first}" in rebuild[0] and f"--base {first}" in rebuild[1]
     assert f"--api-docs {manual}" in rebuild[1] and "--learning-rate 5e-05" in rebuild[1]
+    assert card["settings"]["layers"] == 1  # a trained base goes on with its own layers
     for flags, named in ((["--api-docs", str(tmp_path / "first")], "--api-docs"),
+                         (["--base", str(first), "--layers", "2"], "--layers 2"),
                          (["--base", str(tmp_path / "nowhere")], "--base"), (["--learning-rate", "2"], "--learning-rate")):
         done = subprocess.run(base + ["--out", str(tmp_path / "bad")] + flags, capture_output=True, text=True,
                               timeout=120, cwd=ROOT)

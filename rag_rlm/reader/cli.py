@@ -9,6 +9,7 @@ Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a 
 from __future__ import annotations
 
 import argparse
+import json
 import sys
 import time
 from pathlib import Path
@@ -28,7 +29,8 @@ def register(subparsers: Any) -> None:
                                  "(default: squad2 beside the data folder, when there)")
     p.add_argument("--out", default="models/reader", help="the reader folder to write (default: %(default)s)")
     p.add_argument("--seed", type=int, default=13)
-    p.add_argument("--layers", type=positive_int, default=4, help="encoder layers kept of the bundled MiniLM (1-6)")
+    p.add_argument("--layers", type=positive_int, help="encoder layers kept of the bundled MiniLM (1-6; default 4, "
+                   "or a trained --base's own)")
     p.add_argument("--limit", type=positive_int, help="at most this many training pairs (a quick run)")
     p.add_argument("--squad1", type=positive_int, help="SQuAD v1 questions sampled (default 20000)")
     p.add_argument("--chained", type=float, default=0.0,
@@ -55,7 +57,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if not data.is_dir() or not any((data / name).is_file() for name in FILES[:4]):
         print(f"rag-rlm train-reader: {data} holds none of the training files ({', '.join(FILES[:4])})", file=sys.stderr)
         return EXIT_USAGE
-    if not 1 <= args.layers <= 6:
+    if args.layers is not None and not 1 <= args.layers <= 6:
         print(f"rag-rlm train-reader: --layers must be 1..6 (MiniLM has 6), got {args.layers}", file=sys.stderr)
         return EXIT_USAGE
     dev = Path(args.dev) if args.dev else data.parent / "squad2"
@@ -72,10 +74,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
     if problem:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE
+    layers, problem = _layers(args)
+    if problem:
+        print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
+        return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
     mix = Mix(**counts, chained=args.chained, premised=args.premised)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
-                         seed=args.seed, layers=args.layers, limit=args.limit or 0, mix=mix,
+                         seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,
                          api_docs=Path(args.api_docs) if args.api_docs else None)
     bar = _bar(args.quiet)
@@ -108,6 +114,21 @@ def _check_paths(args: argparse.Namespace) -> str:
     if not 0.0 < args.learning_rate < 1.0:
         return f"--learning-rate must be between 0 and 1, got {args.learning_rate}"
     return ""
+
+
+def _layers(args: argparse.Namespace) -> tuple[int, str]:
+    """The encoder layers to train and what is wrong with --layers, or "". A trained reader as
+    --base goes on with all of its layers: another count would be a different network."""
+    from .network import HEAD
+    from .train import TrainConfig
+
+    base = Path(args.base) if args.base else None
+    if base is None or not (base / HEAD).is_file():
+        return args.layers or TrainConfig.layers, ""
+    has = json.loads((base / "config.json").read_text()).get("num_hidden_layers")
+    if args.layers is not None and args.layers != has:
+        return 0, f"--layers {args.layers}: the trained reader of --base {base} has {has} layers and goes on with them all"
+    return has, ""
 
 
 class _Bar:
