@@ -79,6 +79,24 @@ def test_a_definition_block_lends_its_term_to_its_later_sentences():
     ]
 
 
+def test_an_api_entry_lends_its_name_without_its_arguments():
+    # Sphinx and Node manuals: "<dt>signature</dt><dd>description</dd>" reaches the splitter as "signature: ..."
+    text = ("# tempfile\n\ntempfile.NamedTemporaryFile(mode='w+b', dir=None, delete=True, *, errors=None): This "
+            "function operates exactly as TemporaryFile() does. If delete is true (the default), the file is "
+            "deleted as soon as it is closed.\n\nclass pathlib.PurePath(*pathsegments): A generic class. It "
+            "represents the system's path flavour.\n\nbuf.length: The number of bytes in buf. It is read-only."
+            "\n\nPurePath.with_suffix(suffix) -> PurePath: Return a new path. Its suffix is changed.")
+    out = split_sentences(text)
+    assert [s.heading for s in out if s.kind == "text"][::2] == ["tempfile"] * 4  # each entry's first sentence
+    assert [(s.text, s.heading) for s in out if s.kind == "text"][1::2] == [
+        ("If delete is true (the default), the file is deleted as soon as it is closed.",
+         "tempfile — tempfile.NamedTemporaryFile"),
+        ("It represents the system's path flavour.", "tempfile — pathlib.PurePath"),
+        ("It is read-only.", "tempfile — buf.length"),
+        ("Its suffix is changed.", "tempfile — PurePath.with_suffix"),
+    ]
+
+
 def test_setext_headings():
     text = "Main Title\n==========\n\nIntro text here.\n\nSub part\n--------\nBody text here."
     out = split_sentences(text)

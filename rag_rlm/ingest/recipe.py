@@ -19,7 +19,7 @@ from rag_rlm.types import DocumentRecord
 # Bump when parsing, chunking or sentence splitting changes what a stored document holds.
 # tests/test_ingest_recipe.py pins the sample corpus's segmentation to this number, so a change
 # that moves it fails there until it is bumped.
-SEGMENTATION_VERSION = 1
+SEGMENTATION_VERSION = 2
 METADATA_KEY = "ingest_recipe"
 BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"  # what an empty `embed_model` loads
 

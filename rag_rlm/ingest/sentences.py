@@ -126,6 +126,14 @@ class SentenceSplitter:
 
 
 _LABEL = re.compile(r"([^.!?:;]{1,60}?):\s")
+# An API entry's signature as manuals render a definition term: "class pathlib.PurePath(*pathsegments)",
+# "tempfile.NamedTemporaryFile(mode='w+b', ..., delete=True)", "buf.length", "PurePath.stem -> str".
+# Its term is the name alone: the arguments would take the reader's tokens and say nothing asked.
+_SIGNATURE = re.compile(
+    r"(?:(?:class|exception|async|awaitable|abstractmethod|classmethod|staticmethod|coroutine|method|function|"
+    r"property|attribute|data)\s+)*"
+    r"(?P<name>[A-Za-z_$][\w$]*(?:\.[A-Za-z_$][\w$]*)*)"
+    r"(?:\s*\(.{0,400}?\))?(?:\s*(?:->|→)\s*[^:]{1,60}?)?:\s")
 
 
 def _label(sentence: str) -> str:
@@ -133,12 +141,13 @@ def _label(sentence: str) -> str:
     Claims ..."): what its later sentences are about though they do not name it ("The default
     is typically 100 connections" under "max_connections (integer): Determines ...")."""
     m = _LABEL.match(sentence)
-    if not m:
-        return ""
-    term = m.group(1).strip()
+    term = m.group(1).strip() if m else ""
     # a name, not a clause: "PostgreSQL provides several index types: B-tree, ..." is a sentence
     # that introduces a list, and its later sentences are not about "provides"
-    return term if len(term.split()) <= 3 or "(" in term else ""
+    if term and (len(term.split()) <= 3 or "(" in term):
+        return term
+    api = _SIGNATURE.match(sentence)  # a dotted name or a long argument list, which the term above cannot hold
+    return api["name"] if api and ("." in api["name"] or "(" in api.group(0)) else ""
 
 
 # --- blocks ---------------------------------------------------------------------------------
