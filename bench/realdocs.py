@@ -37,7 +37,8 @@ def main() -> None:
     collection = f"real_{args.set}"
     pages = [Path(spec["root"]) / (p if "." in p else f"{p}.html") for p in spec["pages"]]
     summary = assistant.ingest_files(pages, collection)
-    print(f"{spec['title']}: {len(pages)} pages, {summary.documents_new} new, {summary.documents_failed} failed; "
+    print(f"{spec['title']}: {len(pages)} pages, {summary.documents_new} new, {summary.documents_updated} updated "
+          f"({summary.documents_refreshed} by a newer ingest recipe), {summary.documents_failed} failed; "
           f"reader {settings.reader or 'shipped'}", file=sys.stderr)
     rows = []
     for q in spec["questions"]:
