@@ -425,6 +425,22 @@ def test_no_step_spends_more_than_its_allowance(allowance, max_new, span_texts, 
 
 # -- reflection by the reader ------------------------------------------------------------------
 
+def test_a_generated_claim_is_read_with_the_entry_its_sentence_belongs_to():
+    """Reflection reads a cited sentence as answering does: a manual entry's later sentence with
+    the entry's name ("If delete is true..." is about tempfile.NamedTemporaryFile)."""
+    from rag_rlm.reasoning.verify import _grounded
+
+    entry = span(1, "tempfile.NamedTemporaryFile(mode='w+b', delete=True): This function operates exactly as "
+                    "TemporaryFile() does. If delete is true (the default), the file is deleted as soon as it is "
+                    "closed.", "tempfile")
+    claim = Claim("By default a NamedTemporaryFile is deleted when it is closed.",
+                  (Source(entry, entry.start, entry.end),), kind="generated")
+    narrowed, read = _grounded(claim)
+    assert read == ("tempfile — tempfile.NamedTemporaryFile: If delete is true (the default), the file is deleted "
+                    "as soon as it is closed.")
+    assert entry.text[narrowed.sources[0].start - entry.start:].startswith("If delete is true")
+
+
 def test_reflection_drops_a_generated_claim_the_reader_finds_unsupported():
     """The model's claims meet the same check as quoted ones: each is read against the sentence
     of the passage it cites that it says (the scripted LLM approves its own draft with "OK")."""

@@ -82,7 +82,8 @@ def _grounded(claim: Claim) -> tuple[Claim, str]:
 
 
 def _narrowed(claim: Claim) -> tuple[Claim, str]:
-    """A generated claim's sentence: of the passages it cites, the one sharing most words with it."""
+    """A generated claim's sentence: of the passages it cites, the one sharing most words with it,
+    read with its heading and the term of the entry it belongs to, as answering reads sentences."""
     words = content_words(claim.text)
     best: tuple[int, Source, str] | None = None
     for source in claim.sources:
@@ -90,7 +91,8 @@ def _narrowed(claim: Claim) -> tuple[Claim, str]:
         for sentence in split_sentences(span.text, span.document_id, span.start):
             shared = len(words & content_words(sentence.text))
             if best is None or shared > best[0]:
-                best = (shared, Source(span, sentence.start, sentence.end), reader_text(span.title, sentence.text))
+                read = reader_text(span.title, sentence.text, sentence.heading)  # as answering reads it
+                best = (shared, Source(span, sentence.start, sentence.end), read)
     if best is None:
         return claim, claim.text
     return replace(claim, sources=(best[1],)), best[2]
