@@ -1,7 +1,7 @@
 """The ingest recipe: a document whose bytes are unchanged is still made again when this release
 segments differently or the chunk or embedder settings changed, by `ingest` and by a source sync
 (both backends); and the segmentation of the sample corpus and tests/data's manual pages is pinned to
-SEGMENTATION_VERSION."""
+INGEST_VERSION."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ ROOT = Path(__file__).resolve().parents[1]
 # the bundled sample corpus (Markdown, text, HTML) and the real manual pages of tests/data (tables,
 # code, definition lists: where splitter fixes land)
 PAGES = [*sorted((ROOT / "examples" / "sample").iterdir()), *sorted((ROOT / "tests" / "data").glob("p*docs/*.html"))]
-# sha256 of those pages' chunks and sentences (text, offsets, heading, kind) at SEGMENTATION_VERSION
+# sha256 of those pages' chunks and sentences (text, offsets, heading, kind) at INGEST_VERSION
 PINNED = (2, "23fdaa1267d14712a831e557d9583c12aaa3607fe9b7c4f1e9b7348e1f784ff4")
 
 
@@ -44,9 +44,9 @@ def _segmentation_digest(embedder) -> str:
 def test_the_pinned_pages_segment_as_the_segmentation_version_says(embedder):
     assert len(PAGES) > 20
     now = _segmentation_digest(embedder)
-    assert PINNED == (recipe.SEGMENTATION_VERSION, now), (
+    assert PINNED == (recipe.INGEST_VERSION, now), (
         "parsing, chunking or sentence splitting changed what the pinned pages' documents hold: stored "
-        "documents made by the last release differ from what this one makes. Bump SEGMENTATION_VERSION in "
+        "documents made by the last release differ from what this one makes. Bump INGEST_VERSION in "
         f"rag_rlm/ingest/recipe.py and pin (the new number, {now!r}) here.")
 
 
@@ -85,7 +85,7 @@ def test_unchanged_files_are_made_again_under_a_new_recipe_and_only_once(tmp_pat
         assert (again.documents_unchanged, again.documents_updated, again.chunks_written) == (2, 0, 0)
 
         # a release that segments differently (same settings) makes them again too
-        monkeypatch.setattr(recipe, "SEGMENTATION_VERSION", recipe.SEGMENTATION_VERSION + 1)
+        monkeypatch.setattr(recipe, "INGEST_VERSION", recipe.INGEST_VERSION + 1)
         upgraded = _ingest(corpus, store, embedder, smaller, collection)
         assert (upgraded.documents_refreshed, upgraded.documents_unchanged) == (2, 0)
         assert "refreshed" not in format_summary(_ingest(corpus, store, embedder, smaller, collection))
@@ -107,7 +107,7 @@ def test_a_sync_makes_again_what_an_older_recipe_stored(tmp_path, settings, embe
         assert sources.sync(spec).added == 2
         assert sources.sync(spec).unchanged == 2
 
-        monkeypatch.setattr(recipe, "SEGMENTATION_VERSION", recipe.SEGMENTATION_VERSION + 1)
+        monkeypatch.setattr(recipe, "INGEST_VERSION", recipe.INGEST_VERSION + 1)
         upgraded = sources.sync(spec)
         assert (upgraded.updated, upgraded.refreshed, upgraded.unchanged, upgraded.deleted) == (2, 2, 0, 0)
         records = store.documents(collection)

@@ -16,10 +16,10 @@ import json
 from rag_rlm.config import Settings
 from rag_rlm.types import DocumentRecord
 
-# Bump when parsing, chunking or sentence splitting changes what a stored document holds.
-# tests/test_ingest_recipe.py pins the sample corpus's segmentation to this number, so a change
-# that moves it fails there until it is bumped.
-SEGMENTATION_VERSION = 2
+# Bump when parsing, chunking, sentence splitting or what the embedder reads of a chunk changes
+# what a stored document holds. tests/test_ingest_recipe.py pins the segmentation of some pages
+# to this number, so a change that moves it fails there until it is bumped.
+INGEST_VERSION = 2
 METADATA_KEY = "ingest_recipe"
 BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"  # what an empty `embed_model` loads
 
@@ -27,7 +27,7 @@ BUNDLED_EMBEDDER = "all-MiniLM-L6-v2"  # what an empty `embed_model` loads
 def recipe(settings: Settings) -> str:
     """The recipe of documents ingested now with `settings` (16 hex digits)."""
     made_with = {
-        "segmentation": SEGMENTATION_VERSION,
+        "version": INGEST_VERSION,
         "chunk_tokens": settings.chunk_tokens,
         "chunk_overlap": settings.chunk_overlap,
         "sentence_vectors": settings.sentence_vectors,
