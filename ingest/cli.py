@@ -18,6 +18,7 @@ from rag_rlm.clikit import EXIT_FAILED, EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE
 from rag_rlm.config import Settings
 from rag_rlm.errors import ConfigError, ModelNotFound, RagRlmError
 from rag_rlm.ingest.pipeline import IngestSummary, ingest_paths
+from rag_rlm.ingest.recipe import refreshed_note
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -103,10 +104,9 @@ def _ingest(args: argparse.Namespace, settings: Settings, groups: tuple[str, ...
 
 
 def format_summary(s: IngestSummary) -> str:
-    # unchanged bytes written again: stored by another release's splitter or other chunk or embedder settings
-    refreshed = f" ({s.documents_refreshed} of them unchanged, made again with the current ingest recipe)" if s.documents_refreshed else ""
     lines = [
-        f"documents: {s.documents_new} new, {s.documents_updated} updated{refreshed}, {s.documents_unchanged} unchanged, "
+        f"documents: {s.documents_new} new, {s.documents_updated} updated{refreshed_note(s.documents_refreshed)}, "
+        f"{s.documents_unchanged} unchanged, "
         f"{s.documents_failed} failed" + (f", {s.documents_pruned} pruned" if s.documents_pruned else ""),
         f"chunks written: {s.chunks_written} in {s.seconds:.1f} s ({s.chunks_per_second:.1f} chunks/s)",
     ]

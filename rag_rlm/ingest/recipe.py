@@ -36,6 +36,11 @@ def recipe(settings: Settings) -> str:
     return hashlib.sha256(json.dumps(made_with, sort_keys=True).encode()).hexdigest()[:16]
 
 
+def refreshed_note(count: int) -> str:
+    """What a run's summary adds after its count of updated documents."""
+    return f" ({count} of them unchanged, made again with the current ingest recipe)" if count else ""
+
+
 def made_with(record: DocumentRecord, current: str) -> bool:
     """Whether the stored document was made with the `current` recipe."""
     return record.metadata.get(METADATA_KEY) == current

@@ -71,10 +71,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
     problem = _check_paths(args)
-    if problem:
-        print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
-        return EXIT_USAGE
-    layers, problem = _layers(args)
+    layers, problem = (0, problem) if problem else _layers(args)
     if problem:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE

@@ -16,6 +16,7 @@ from typing import Any
 
 from .. import clikit
 from ..config import Settings
+from ..ingest.recipe import refreshed_note
 from .registry import SourceExists, UnknownSource
 from .service import SourceBusy, SourceInvalid, Sources, check_exists, make_spec
 from .sync import SyncSummary
@@ -165,8 +166,8 @@ def format_summary(s: SyncSummary) -> str:
     if s.status == "failed":
         return f"{s.source}: sync failed: {s.error} (the collection is unchanged)"
     at = ", ".join(f"{k} {v}" for k, v in s.reader.items() if k in ("commit", "pages", "files", "not_modified"))
-    refreshed = f" ({s.refreshed} of them unchanged, made again with the current ingest recipe)" if s.refreshed else ""
-    lines = [f"{s.source}: {s.added} added, {s.updated} updated{refreshed}, {s.renamed} renamed, {s.deleted} deleted, "
+    lines = [f"{s.source}: {s.added} added, {s.updated} updated{refreshed_note(s.refreshed)}, {s.renamed} renamed, "
+             f"{s.deleted} deleted, "
              f"{s.unchanged} unchanged, {s.failed} failed in {s.seconds:.1f} s" + (f" ({at})" if at else "")]
     if s.status == "cancelled":
         lines.append(f"{s.source}: interrupted: nothing was deleted; sync again to finish")
