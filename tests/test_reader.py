@@ -171,6 +171,42 @@ def test_a_premised_question_is_answered_by_its_answer_sentence_not_by_its_premi
             assert answer not in p.text.lower() and premise.rstrip(".") in p.text
 
 
+def _articles(tmp_path: Path, articles: int, rows_per_article: int) -> Path:
+    """SQuAD v1 rows of the first `articles` articles of the real training file."""
+    out = tmp_path / "train"
+    out.mkdir()
+    by_title: dict[str, list[str]] = {}
+    with gzip.open(TRAIN / "squad1.0_train_explorer.jsonl.gz", "rt", encoding="utf-8") as f:
+        for line in f:
+            title = json.loads(line)["title"]
+            if title not in by_title and len(by_title) == articles:
+                break
+            by_title.setdefault(title, []).append(line)
+    with gzip.open(out / "squad1.0_train_explorer.jsonl.gz", "wt", encoding="utf-8") as f:
+        f.writelines(line for rows in by_title.values() for line in rows[:rows_per_article])
+    return out
+
+
+def test_a_sentence_under_a_neighbouring_articles_title_does_not_answer(tmp_path):
+    """The swapped negative: the answer sentence, which does not name the question's subject,
+    read under another article's title, in the same group as the pair it contrasts."""
+    from rag_rlm.reasoning.english import content_words
+
+    data = _articles(tmp_path, 8, 60)
+    pairs = build_pairs(data, Mix(squad1=0, same_article=0, constructed=0.0, swapped=1.0), 7)
+    swapped = [p for p in pairs if p.source.endswith(":swapped")]
+    assert swapped and all(p.label == 0.0 and p.weight < 1.0 for p in swapped)
+    rows = {r["question"]: r for r in map(json.loads, gzip.open(data / "squad1.0_train_explorer.jsonl.gz", "rt"))}
+    for p in swapped:
+        row = rows[p.question]
+        own = row["title"].replace("_", " ")
+        title, sentence = p.text.split(": ", 1)
+        assert title != own and row["answers"][0]["text"].lower() in sentence.lower()
+        assert content_words(own) & content_words(p.question) and not content_words(own) & content_words(sentence)
+        positive = next(q for q in pairs if q.question == p.question and q.label == 1.0)
+        assert positive.text == reader_text(own, sentence) and positive.group == p.group
+
+
 def test_train_reader_runs_end_to_end_and_writes_a_loadable_folder_with_its_card(tmp_path):
     data = _slice(tmp_path, 30)
     out = tmp_path / "reader"
@@ -220,9 +256,10 @@ def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and str(tmp_path) in done.stderr
     data = _slice(tmp_path, 5)
-    done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--premised", "1.5"],
-                          capture_output=True, text=True, timeout=120, cwd=ROOT)
-    assert done.returncode == 2 and "--premised" in done.stderr
+    for share in ("--premised", "--swapped"):
+        done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), share, "1.5"],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert done.returncode == 2 and share in done.stderr
 
 
 def test_the_numpy_path_reads_like_the_torch_fp32_one_without_importing_torch():

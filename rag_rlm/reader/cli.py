@@ -37,6 +37,9 @@ def register(subparsers: Any) -> None:
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
     p.add_argument("--premised", type=float, default=0.0,
                    help="share of SQuAD v1 questions also asked after a premise from their context (default 0)")
+    p.add_argument("--swapped", type=float, default=0.0,
+                   help="share of SQuAD v1 questions whose answer sentence is also a negative under another "
+                        "article's title (default 0)")
     p.add_argument("--same-article", type=positive_int,
                    help="constructed same-article negatives sampled (default 8000)")
     p.add_argument("--api-docs", help="an API manual's JSON pages (Node.js: /usr/share/doc/nodejs/api) to ask "
@@ -66,7 +69,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from .train import TrainConfig, train
 
-    for name in ("chained", "premised"):
+    for name in ("chained", "premised", "swapped"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
@@ -76,7 +79,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
-    mix = Mix(**counts, chained=args.chained, premised=args.premised)
+    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,

@@ -22,9 +22,11 @@ import gzip
 import hashlib
 import json
 import random
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
+
+import numpy as np
 
 from ..ingest.sentences import split_sentences
 from ..reasoning.english import content_words
@@ -65,6 +67,7 @@ class Mix:
     constructed: float = 0.8  # share of the squad1 questions that also give a constructed negative
     chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
     premised: float = 0.0  # share of answerable questions also asked after a premise from their own context
+    swapped: float = 0.0  # share of squad1 questions whose answer sentence is also read under another article's title
     api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
 
 
@@ -103,8 +106,11 @@ def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None)
     pairs: list[Pair] = []
     squad1 = [r for r in _rows(folder / SQUAD1) if r["id"] not in ambiguous]
     entities = _article_names(squad1)
+    near = _near_titles(sorted({_title(r) for r in squad1})) if mix.swapped else {}
     for row in _sample(squad1, mix.squad1, rng):
         pairs += _answerable(row, mix.negatives_per_question, rng, 1.0, mix.chained)
+        if rng.random() < mix.swapped:
+            pairs += _swapped(row, near.get(_title(row), ()), rng)
         if rng.random() < mix.premised:
             pairs += _premised(row, rng)
         if rng.random() < mix.constructed:
@@ -212,6 +218,40 @@ def _premised(row: dict, rng: random.Random) -> list[Pair]:
     return [Pair(asked, reader_text(title, hit), 1.0, 1.0, source),
             Pair(asked, reader_text(title, premise), 0.0, 1.0, source),
             Pair(asked, f"{reader_text(title, premise)} {reader_text(title, hit)}", 1.0, 1.0, source)]
+
+
+SWAPPED_WEIGHT = 0.7  # a sentence that names nobody may still fit another subject now and then
+NEAR_TITLES = 12  # a swapped title is one of the articles nearest to the question's own
+
+
+def _near_titles(titles: Sequence[str]) -> dict[str, list[str]]:
+    """Each article title's nearest other titles by the bundled embedder: a neighbouring title is
+    the confusion a manual's neighbouring entry makes; a random one would be too easy to tell."""
+    from ..embed import load_embedder
+
+    vectors = load_embedder().embed(list(titles))
+    similar = vectors @ vectors.T
+    return {t: [titles[j] for j in np.argsort(-similar[i], kind="stable") if j != i][:NEAR_TITLES]
+            for i, t in enumerate(titles)}
+
+
+def _swapped(row: dict, titles: Sequence[str], rng: random.Random) -> list[Pair]:
+    """The answer sentence read under a neighbouring article's title, when the question names its
+    subject and the sentence does not (it says "it", "the club", "the default"): then what the
+    sentence is about comes from its title or heading alone, and under another one it does not
+    answer. A manual's "The default value is 100 buffers" under temp_buffers does not answer the
+    question about shared_buffers. Kept in the question's group, beside the pair it contrasts."""
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit, title, q = found[0], _title(row), row["question"]
+    named, own = content_words(title), content_words(hit)
+    if not named & content_words(q) or named & own:
+        return []
+    usable = [t for t in titles if not content_words(t) & (content_words(q) | own | named)]
+    if not usable:
+        return []
+    return [Pair(q, reader_text(rng.choice(usable), hit), 0.0, SWAPPED_WEIGHT, f"{row['source']}:swapped")]
 
 
 def _unanswerable(row: dict, negatives: int, weight: float) -> list[Pair]:
