@@ -49,22 +49,24 @@ def main() -> None:
     parser.add_argument("--store", default=f"pgserver://{ROOT / '.rag_rlm' / 'pgdata'}")
     parser.add_argument("--collection", default="squad2")
     parser.add_argument("--precisions", default="int8,fp32,bf16", help="comma-separated, each calibrated")
+    parser.add_argument("--k", type=int, default=Settings.top_k, help="spans retrieved per question (default: "
+                        "the shipped top_k, %(default)s)")
     parser.add_argument("--write", action="store_true", help="record the thresholds in the reader's card")
     args = parser.parse_args()
     picked = {}
     for precision in args.precisions.split(","):  # each runs with its own threshold (RAG_RLM_READER_PRECISION)
         settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
                                      reader_precision=precision)
-        picked[precision] = calibrate(settings, args.collection)
+        picked[precision] = calibrate(settings, args.collection, args.k)
     if args.write:
-        write(Path(args.reader), picked)
+        write(Path(args.reader), picked, args.k)
 
 
-def calibrate(settings: Settings, collection: str) -> dict:
+def calibrate(settings: Settings, collection: str, k: int) -> dict:
     assistant = Assistant(settings, state=_NoSharedState())
     rows = {h: [] for h in ("tune", "check")}
     for q in read_questions(SQUAD2):
-        rows[half(q.id)].append(ask_one(assistant, q, collection, "recursive", 5))
+        rows[half(q.id)].append(ask_one(assistant, q, collection, "recursive", k))
     assistant.close()
     tune = rows["tune"]
     threshold = pick_threshold([r.confidence for r in tune if r.answerable], [r.confidence for r in tune if not r.answerable])
@@ -76,14 +78,14 @@ def calibrate(settings: Settings, collection: str) -> dict:
     return {"threshold": card_threshold(threshold), **figures}
 
 
-def write(folder: Path, picked: dict) -> None:
+def write(folder: Path, picked: dict, k: int) -> None:
     from rag_rlm.reader.train import card_markdown
 
     card = json.loads((folder / CARD).read_text(encoding="utf-8"))
     for precision, figures in picked.items():  # the plain key is int8's, as the first card had it
         card["found_threshold" if precision == "int8" else f"found_threshold_{precision}"] = figures["threshold"]
         card["figures"]["squad2_system" if precision == "int8" else f"squad2_system_{precision}"] = figures
-    card["threshold_from"] = ("bench/calibrate_reader.py: the whole system's answers (recursive, k=5) on the squad2 "
+    card["threshold_from"] = (f"bench/calibrate_reader.py: the whole system's answers (recursive, k={k}) on the squad2 "
                               f"dev tune half, most unanswerables declined with at most {MAX_WRONGLY_DECLINED:.0%} "
                               "of answerables declined")
     (folder / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
