@@ -4,6 +4,8 @@ refer back and comparisons are said, and that each rule can be switched off by n
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from rag_rlm.reader import load_reader, shipped_reader_path
@@ -119,6 +121,29 @@ def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
     off = make(embedder, reasoner.scorer, ("list_lead_in",))
     alone = off.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0]
     assert not alone.claims or not alone.claims[0].text.startswith(lead_in + " To")
+
+
+MEMORY_ENTRIES = [("Memory", "shared_buffers (integer): Sets the amount of memory the server uses for shared memory buffers."),
+                  ("shared_buffers (integer)", "The default is typically 128 megabytes (128MB)."),
+                  ("Memory", "temp_buffers (integer): Sets the maximum amount of memory used for temporary buffers."),
+                  ("temp_buffers (integer)", "The default value is 100 buffers.")]
+
+
+def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(reasoner, embedder):
+    """A manual entry's later sentences are about the entry's name (their heading): temp_buffers'
+    default is no answer about shared_buffers, and none of these entries answers about work_mem."""
+    ev = evidence(embedder, "Resource Consumption", [t for _, t in MEMORY_ENTRIES])
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                     for e, (h, _) in zip(ev.sentences, MEMORY_ENTRIES, strict=True)))
+    for asked, default in (("shared_buffers", MEMORY_ENTRIES[1][1]), ("temp_buffers", MEMORY_ENTRIES[3][1])):
+        draft = reasoner.answer([SubQuestion(f"What is the default value of {asked}?")], [ev], 4000)[0]
+        said = [c.text for c in draft.claims]
+        assert draft.parts[0].found and default in said and "other_entry" in draft.rules
+        assert not {t for h, t in MEMORY_ENTRIES if asked not in h + t} & set(said)
+    absent = reasoner.answer([SubQuestion("What is the default value of work_mem?")], [ev], 4000)[0]
+    assert not absent.parts[0].found and "other_entry" in absent.rules
+    off = make(embedder, reasoner.scorer, ("other_entry",))
+    assert "other_entry" not in off.answer([SubQuestion("What is the default value of work_mem?")], [ev], 4000)[0].rules
 
 
 def quoted(title: str, text: str) -> Claim:

@@ -26,6 +26,30 @@ def answers_alone(sentence: Sentence) -> bool:
     return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
 
 
+# a name in code: snake_case (max_connections) or dotted with parts of two letters or more
+# (os.path.splitext, Path.resolve; not "e.g." or "U.S.")
+_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b")
+
+
+def identifiers(text: str) -> set[str]:
+    """The code names `text` writes, each also by its last dotted part (Counter.most_common is
+    also most_common, the way a manual's method entry names it), lower-cased."""
+    found = {m.group(0).lower() for m in _IDENTIFIER.finditer(text)}
+    return found | {name.rsplit(".", 1)[-1] for name in found}
+
+
+def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
+    """Whether the sentence belongs to a manual entry named for another thing than the ones the
+    question names (`asked`: `identifiers(question)`), without naming one of them itself: what
+    temp_buffers' entry says ("The default value is 100 buffers") is not said of shared_buffers.
+    An entry's name is its first sentence's "name: ..." or its later sentences' heading."""
+    if not asked:
+        return False
+    term = sentence.text.split(": ", 1)[0] if ": " in sentence.text[:80] else ""
+    named = identifiers(term) | identifiers(sentence.heading)
+    return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+
+
 def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items) -> list[Candidate]:
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted

@@ -50,7 +50,17 @@ from .base import (
     SubQuestion,
     Turn,
 )
-from .claims import answers_alone, distinct, past, same, self_contained, similar, with_lists
+from .claims import (
+    answers_alone,
+    distinct,
+    identifiers,
+    of_another_entry,
+    past,
+    same,
+    self_contained,
+    similar,
+    with_lists,
+)
 from .figures import comparable, figures_in, predicate, winner
 from .forms import novel_entities, plan_by_form, residual_question
 from .rules import RuleSet
@@ -116,16 +126,21 @@ class ExtractiveReasoner:
         if self.scorer is self.prerank:
             return False
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
-        cands, _ = self._answerable(cands)
+        cands, _ = self._answerable(cands, question)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
 
-    def _answerable(self, cands: list[Candidate]) -> tuple[list[Candidate], tuple[str, ...]]:
-        """The candidates that can be said: a list's lead-in with its items, no fragment."""
+    def _answerable(self, cands: list[Candidate], question: str) -> tuple[list[Candidate], tuple[str, ...]]:
+        """The candidates that can be said: a list's lead-in with its items, no fragment, and
+        no sentence of a manual entry named for another thing than the question names."""
         fired: tuple[str, ...] = ()
         if "list_lead_in" in self.rules:
             listed = with_lists(cands)
             fired = ("list_lead_in",) if len(listed) < len(cands) else ()
             cands = listed
+        if "other_entry" in self.rules and (asked := identifiers(question)):
+            own = [c for c in cands if not of_another_entry(asked, c.sentence)]
+            fired += ("other_entry",) if len(own) < len(cands) else ()
+            cands = own
         return [c for c in cands if answers_alone(c.sentence)], fired
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
@@ -175,7 +190,8 @@ class ExtractiveReasoner:
         """The sentence the scorer reads as the answer, one more when it scores nearly as well
         and says something else, and whether the best one answers at all. A hop's sentences are
         only preranked: merge reads them in a chain with the sentence that named the hop."""
-        cands, fired = self._answerable(cands)
+        asked = sub.text if sub.kind == PART else sub.query
+        cands, fired = self._answerable(cands, asked)
         # a side or a hop is about its thing: what its own page says of it, not a mention elsewhere
         own_page = _OWN_PAGE_RULES.get(sub.kind)
         if own_page is not None and own_page in self.rules:
@@ -184,7 +200,6 @@ class ExtractiveReasoner:
                 cands, fired = own, (*fired, own_page)
         if not cands:
             return PartDraft(sub.text, focus=sub.focus), fired
-        asked = sub.text if sub.kind == PART else sub.query
         scores = (self.prerank.score(asked, cands, evidence.query_vector) if sub.kind == HOP
                   else self._read(asked, evidence, cands))
         # a side only has to be about its thing (the comparison settles the question), so it is

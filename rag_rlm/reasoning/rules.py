@@ -58,6 +58,11 @@ RULES: tuple[Rule, ...] = (
     Rule("list_lead_in", "answer", "a sentence ending in ':' followed by list items",
          "said with its items, quoted as one range", "a lead-in alone says nothing",
          "tests/test_reasoning_extractive.py::test_a_lead_in_is_said_with_the_items_of_its_list"),
+    Rule("other_entry", "answer", "a question that names a code identifier (max_connections, os.path.splitext) and a "
+         "sentence of a manual entry named for another one, which does not name the asked one itself",
+         "the sentence is no candidate", "the reader reads temp_buffers' 'The default value is 100 buffers' as nearly "
+         "as good an answer about shared_buffers (0.82 against 0.84): what an entry says is said of its own name",
+         "tests/test_reasoning_extractive.py::test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one"),
     Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop",
          "the chain is scored as one text; when it answers best, the hop's sentence leads, then the link",
          "the answer of a bridge question sits in the second document", "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
