@@ -111,7 +111,7 @@ class SentenceSplitter:
                 rendered = _render(joined[s:e])
                 self._add(out, rendered, base + _map(starts, origins, s),
                           base + _map(starts, origins, e - 1) + 1, block.kind, label)
-                label = label or _label(rendered)
+                label = label or entry_term(rendered)
         self.count += len(out)
         return out
 
@@ -136,7 +136,7 @@ _SIGNATURE = re.compile(
     r"(?:\s*\(.{0,400}?\))?(?:\s*(?:->|→)\s*[^:]{1,60}?)?:\s")
 
 
-def _label(sentence: str) -> str:
+def entry_term(sentence: str) -> str:
     """The term of a "term: description" block (a definition list's item, "Vision: 100% covered.
     Claims ..."): what its later sentences are about though they do not name it ("The default
     is typically 100 connections" under "max_connections (integer): Determines ...")."""

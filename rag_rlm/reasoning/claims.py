@@ -11,7 +11,7 @@ from dataclasses import replace
 
 import numpy as np
 
-from ..ingest.sentences import split_sentences
+from ..ingest.sentences import entry_term, split_sentences
 from ..types import Sentence
 from .base import Candidate, Claim
 from .thresholds import Thresholds
@@ -45,8 +45,7 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
     An entry's name is its first sentence's "name: ..." or its later sentences' heading."""
     if not asked:
         return False
-    term = sentence.text.split(": ", 1)[0] if ": " in sentence.text[:80] else ""
-    named = identifiers(term) | identifiers(sentence.heading)
+    named = identifiers(entry_term(sentence.text)) | identifiers(sentence.heading)
     return bool(named) and not named & asked and not identifiers(sentence.text) & asked
 
 
