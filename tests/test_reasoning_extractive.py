@@ -22,6 +22,7 @@ from rag_rlm.reasoning.base import (
     Source,
     SubQuestion,
 )
+from rag_rlm.reasoning.claims import row_names
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -144,6 +145,31 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not absent.parts[0].found and "other_entry" in absent.rules
     off = make(embedder, reasoner.scorer, ("other_entry",))
     assert "other_entry" not in off.answer([SubQuestion("What is the default value of work_mem?")], [ev], 4000)[0].rules
+
+
+INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",
+                "Name: integer; Storage Size: 4 bytes; Description: typical choice for integer",
+                "Name: bigint; Storage Size: 8 bytes; Description: large-range integer",
+                "Name: bigserial; Storage Size: 8 bytes; Description: large autoincrementing integer",
+                "Input String: infinity; Valid Types: date, timestamp, bigint; Description: later than all others"]
+
+
+def test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one(reasoner, embedder):
+    """A row is about its first cell: the bigserial row's "8 bytes" is no answer about bigint, nor
+    is a row of another table whose later cell mentions it."""
+    assert row_names(Sentence("d", 0, "Name: timestamp [ (p) ] [ without time zone ]; Storage Size: 8 bytes", 0, 9)) \
+        == {"timestamp"}
+    assert row_names(Sentence("d", 0, "Name: character varying(n), varchar(n); Description: limit", 0, 9)) \
+        == {"character varying", "varchar"}
+    assert row_names(Sentence("d", 0, "The default is 5; see: below.", 0, 9)) == set()
+    ev = evidence(embedder, "Numeric Types", INTEGER_ROWS)
+    question = SubQuestion("How many bytes of storage does a bigint use?")
+    draft = reasoner.answer([question], [ev], 4000)[0]
+    said = [c.text for c in draft.claims]
+    assert draft.parts[0].found and said[0] == INTEGER_ROWS[2] and "other_row" in draft.rules
+    assert not {INTEGER_ROWS[3], INTEGER_ROWS[4]} & set(said)
+    off = make(embedder, reasoner.scorer, ("other_row",)).answer([question], [ev], 4000)[0]
+    assert "other_row" not in off.rules
 
 
 def quoted(title: str, text: str) -> Claim:

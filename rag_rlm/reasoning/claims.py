@@ -49,6 +49,43 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
     return bool(named) and not named & asked and not identifiers(sentence.text) & asked
 
 
+# a row's name without its optional syntax: "timestamp [ (p) ] [ without time zone ]" is timestamp
+_OPTIONAL_SYNTAX = re.compile(r"\[[^\]]*\]|\([^)]*\)")
+# a row as the HTML parser writes it, a sentence of its own: "Name: bigint; Storage Size: 8 bytes; ..."
+_HEADERED_ROW = re.compile(r"[^:;]{1,30}: [^;]+(?:; [^:;]{1,30}: [^;]*)+")
+_ROW_NAME_CHARS = 40  # a first cell longer than this is a description, not a name
+
+
+def row_names(sentence: Sentence) -> set[str]:
+    """What a table row is about: its first cell's value, each of its comma-separated names
+    without optional syntax, lower-cased ("Name: character varying(n), varchar(n); ..." is about
+    "character varying" and "varchar")."""
+    if sentence.kind != "row" and not _HEADERED_ROW.fullmatch(sentence.text):
+        return set()
+    first = sentence.text.split("; ", 1)[0]
+    value = first.split(": ", 1)[-1]
+    if len(value) > _ROW_NAME_CHARS:
+        return set()
+    names = (" ".join(_OPTIONAL_SYNTAX.sub(" ", name).split()).lower() for name in value.split(","))
+    return {name for name in names if name}
+
+
+def asked_rows(question: str, sentences: Sequence[Sentence]) -> set[str]:
+    """The names of `sentences`' table rows that the question says, as whole words."""
+    said = " ".join(question.lower().split())
+    return {name for s in sentences for name in row_names(s)
+            if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", said)}
+
+
+def of_another_row(asked: set[str], sentence: Sentence) -> bool:
+    """Whether the sentence is a table row about another thing than the rows the question names
+    (`asked`: `asked_rows`): the bigserial row ("Storage Size: 8 bytes") says nothing of bigint.
+    A row is about its first cell only; a later cell that mentions the asked thing does not make
+    it about it ("Input String: infinity; Valid Types: date, timestamp")."""
+    names = row_names(sentence)
+    return bool(asked) and bool(names) and not names & asked
+
+
 def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items) -> list[Candidate]:
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted

@@ -52,9 +52,11 @@ from .base import (
 )
 from .claims import (
     answers_alone,
+    asked_rows,
     distinct,
     identifiers,
     of_another_entry,
+    of_another_row,
     past,
     same,
     self_contained,
@@ -131,7 +133,7 @@ class ExtractiveReasoner:
 
     def _answerable(self, cands: list[Candidate], question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """The candidates that can be said: a list's lead-in with its items, no fragment, and
-        no sentence of a manual entry named for another thing than the question names."""
+        no sentence of a manual entry or a table row named for another thing than the question names."""
         fired: tuple[str, ...] = ()
         if "list_lead_in" in self.rules:
             listed = with_lists(cands)
@@ -140,6 +142,10 @@ class ExtractiveReasoner:
         if "other_entry" in self.rules and (asked := identifiers(question)):
             own = [c for c in cands if not of_another_entry(asked, c.sentence)]
             fired += ("other_entry",) if len(own) < len(cands) else ()
+            cands = own
+        if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
+            own = [c for c in cands if not of_another_row(rows, c.sentence)]
+            fired += ("other_row",) if len(own) < len(cands) else ()
             cands = own
         return [c for c in cands if answers_alone(c.sentence)], fired
 

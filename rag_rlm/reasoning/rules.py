@@ -63,6 +63,10 @@ RULES: tuple[Rule, ...] = (
          "the sentence is no candidate", "the reader reads temp_buffers' 'The default value is 100 buffers' as nearly "
          "as good an answer about shared_buffers (0.82 against 0.84): what an entry says is said of its own name",
          "tests/test_reasoning_extractive.py::test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one"),
+    Rule("other_row", "answer", "a question that says the name of a retrieved table row (the first cell: bigint, "
+         "varchar) and a row named for another thing", "the row is no candidate", "the reader reads the bigserial row "
+         "('Storage Size: 8 bytes') as an answer about bigint: a row is about its first cell",
+         "tests/test_reasoning_extractive.py::test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one"),
     Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop",
          "the chain is scored as one text; when it answers best, the hop's sentence leads, then the link",
          "the answer of a bridge question sits in the second document", "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
