@@ -14,6 +14,7 @@ import numpy as np
 from ..ingest.sentences import entry_term, split_sentences
 from ..types import Sentence
 from .base import Candidate, Claim
+from .forms import TABLE_ROW
 from .thresholds import Thresholds
 
 _DEFAULTS = Thresholds()
@@ -51,8 +52,6 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
 
 # a row's name without its optional syntax: "timestamp [ (p) ] [ without time zone ]" is timestamp
 _OPTIONAL_SYNTAX = re.compile(r"\[[^\]]*\]|\([^)]*\)")
-# a row as the HTML parser writes it, a sentence of its own: "Name: bigint; Storage Size: 8 bytes; ..."
-_HEADERED_ROW = re.compile(r"[^:;]{1,30}: [^;]+(?:; [^:;]{1,30}: [^;]*)+")
 _ROW_NAME_CHARS = 40  # a first cell longer than this is a description, not a name
 
 
@@ -60,7 +59,7 @@ def row_names(sentence: Sentence) -> set[str]:
     """What a table row is about: its first cell's value, each of its comma-separated names
     without optional syntax, lower-cased ("Name: character varying(n), varchar(n); ..." is about
     "character varying" and "varchar")."""
-    if sentence.kind != "row" and not _HEADERED_ROW.fullmatch(sentence.text):
+    if sentence.kind != "row" and not TABLE_ROW.fullmatch(sentence.text):
         return set()
     first = sentence.text.split("; ", 1)[0]
     value = first.split(": ", 1)[-1]

@@ -135,7 +135,7 @@ def entities(text: str) -> list[str]:
     """Capitalised runs and quoted titles in `text`, in order of appearance, deduplicated. The
     column names of a table row ("Name: bigint; Storage Size: 8 bytes") are labels, not names."""
     seen: dict[str, None] = {}
-    labels = {cell.split(":", 1)[0].strip() for cell in text.split(";")} if _ROW.fullmatch(text) else set()
+    labels = {cell.split(":", 1)[0].strip() for cell in text.split(";")} if TABLE_ROW.fullmatch(text) else set()
     for m in _CAPITAL_RUN.finditer(text):
         cuts = [m.start(), *(m.start() + g.end() for g in _SENTENCE_GAP.finditer(m.group(0)))]
         for start, piece in zip(cuts, _SENTENCE_GAP.split(m.group(0)), strict=True):  # "Wales. Athens": two names
@@ -154,7 +154,7 @@ def entities(text: str) -> list[str]:
 
 
 _POSSESSIVE = re.compile(r"['’]s?$")
-_ROW = re.compile(r"[^:;]+:[^;]*(?:;[^:;]+:[^;]*)+")  # how a table row is stored: "Header: cell; Header: cell"
+TABLE_ROW = re.compile(r"[^:;]+:[^;]*(?:;[^:;]+:[^;]*)+")  # how a table row is stored: "Header: cell; Header: cell"
 _SENTENCE_GAP = re.compile(r"(?<=[a-z]{3})\.\s+")  # not after "Sgt." or "Mrs."
 _OPENS = re.compile(r"(?:^|[.!?:]\s+)$")
 _DETERMINER_AFTER = re.compile(r"\s+(?:the|a|an|whether|how|which|what|if|that)\b")
@@ -200,6 +200,8 @@ def residual_question(question: str) -> str:
     was born?"."""
     q = " ".join(question.split())
     first, _, rest = q.partition(" ")
+    if any(q.startswith(f"{e} ") for e in entities(q) if " " in e):  # it opens with a name: no asking word to keep
+        first, rest = "", q
     for name in sorted((e for e in entities(rest) if len(e) >= 3), key=len, reverse=True):
         rest = re.sub(rf"(?:\b[Tt]he\s+)?{re.escape(name)}(?:['’]s\b)?", " ", rest)
     rest = re.sub(r"[\"“”]\s*[\"“”]", " ", rest)
