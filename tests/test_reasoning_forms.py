@@ -16,6 +16,8 @@ def test_entity_comparison():
     assert all(p.endswith("Which club was founded first?") for p in parts)
     parts = split_question("Are Mara Voss and Ilan Dupree members of the same band?")
     assert parts == ["Mara Voss: Are members of the same band?", "Ilan Dupree: Are members of the same band?"]
+    parts = split_question("Are Mara Voss and Ilan Dupree both Welsh painters?")
+    assert parts == ["Mara Voss: Are both Welsh painters?", "Ilan Dupree: Are both Welsh painters?"]
 
 
 def test_either_or():
@@ -42,6 +44,9 @@ def test_residual_question_drops_the_names_and_keeps_the_ask():
         "Which river flows through the town where was born?"
     assert residual_question("Who scored the first goal for Tam Oduya's team?") == \
         "Who scored the first goal for team?"
+    # a question that opens with a name keeps no word of it
+    assert residual_question("Kelbrook Harbour Radio is on a network founded by who?") == \
+        "is on a network founded by who?"
     # too little left: the whole question
     assert residual_question("Who is Ada Quill?") == "Who is Ada Quill?"
 

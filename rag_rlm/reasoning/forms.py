@@ -75,11 +75,12 @@ def _entity_comparison(q: str) -> list[tuple[str, str]]:
     """A comparison of named things ("Which club was founded first, The Harrow Lights or Velvet
     Orchard?", "Are both journals, the Kelbrook Review and Varn Weekly, British?") -> one
     question per thing: "Velvet Orchard: Which club was founded first?" — each retrieval then
-    looks for one document instead of a mix of two."""
+    looks for one document instead of a mix of two. A nationality ("British") is what is asked
+    of the things, not a thing."""
     if len(q.split()) > 25 or not (_COMPARE_CUE.search(q) or " or " in q):
         return []
     names = [n.strip() for e in entities(q) for n in re.split(r"\s+and\s+", e)]
-    names = [n for n in dict.fromkeys(names) if len(n) >= 3][:4]
+    names = [n for n in dict.fromkeys(names) if len(n) >= 3 and n not in DEMONYMS][:4]
     if not 2 <= len(names) <= 3:
         return []
     between = q[q.find(names[0]) + len(names[0]):q.rfind(names[-1])]
@@ -202,7 +203,8 @@ def residual_question(question: str) -> str:
     first, _, rest = q.partition(" ")
     if any(q.startswith(f"{e} ") for e in entities(q) if " " in e):  # it opens with a name: no asking word to keep
         first, rest = "", q
-    for name in sorted((e for e in entities(rest) if len(e) >= 3), key=len, reverse=True):
+    # "American" in "both American directors" is part of the ask, not a name
+    for name in sorted((e for e in entities(rest) if len(e) >= 3 and e not in DEMONYMS), key=len, reverse=True):
         rest = re.sub(rf"(?:\b[Tt]he\s+)?{re.escape(name)}(?:['’]s\b)?", " ", rest)
     rest = re.sub(r"[\"“”]\s*[\"“”]", " ", rest)
     rest = re.sub(r"\b(?:and|or)\b(?=\s*(?:[,?.]|$|\b(?:and|or|both)\b))", " ", rest)  # dangling
