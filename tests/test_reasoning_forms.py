@@ -26,6 +26,10 @@ def test_either_or():
     assert plan.rules == ("either_or_comparison",) and plan.comparison == "larger"
 
 
+def test_a_yes_no_question_with_or_is_no_comparison():
+    assert plan_by_form("Does the company pay for a gym or fitness membership?").sub_questions == ()
+
+
 def test_both_comparison():
     plan = plan_by_form("Are brannock and quillon both card games?")
     assert [s.focus for s in plan.sub_questions] == ["brannock", "quillon"] and plan.rules == ("both_comparison",)

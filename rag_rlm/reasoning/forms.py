@@ -124,6 +124,8 @@ def _either_or_comparison(q: str) -> list[tuple[str, str]]:
     if not m or not re.match(WH, m.group("head"), re.IGNORECASE):
         return []
     head = m.group("head").rstrip(" ,:")
+    if len(head.split()) < 2:  # "Does the company pay for a gym or fitness membership?" asks whether, not which
+        return []
     a, b = m.group("a").strip(), m.group("b").strip()
     if len(a.split()) > 8 or len(b.split()) > 8:
         return []
