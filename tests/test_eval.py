@@ -72,6 +72,8 @@ def test_eval_both_modes_end_to_end(pg_url, collection, tmp_path, capsys):
             assert row["lead_containment"] <= row["containment"]
         else:
             assert row["exact_match"] is None and row["lead_containment"] is None
+        if row["answerable"] and not row["found"]:  # a decline quotes the question, and says nothing
+            assert row["containment"] == row["lead_containment"] == row["f1"] == 0.0
     # flat with k=1 reads one span, so at most one of the two gold documents
     assert all(len(rows[(q, "flat", 1)]["documents_read"]) == 1 for q in ("q1", "q2", "q3"))
     assert all(rows[(q, "flat", 1)]["recall"] <= 0.5 for q in ("q1", "q2", "q3"))

@@ -130,8 +130,9 @@ def ask_one(assistant: Assistant, q: Question, collection: str, mode: str, k: in
         return _failed(q, mode, k, str(e))
     docs = result.evidence_documents()
     u = result.usage
+    said = (result.answer, result.lead) if result.found else ("", "")
     return Row(q.id, mode, k, q.type, q.question, result.answer, list(q.answers), list(q.supporting_ids), docs,
-               **_retrieval_scores(q, docs), **_answer_scores(q, result.answer, result.lead),
+               **_retrieval_scores(q, docs), **_answer_scores(q, *said),
                answerable=q.answerable, found=bool(result.found), confidence=float(result.confidence),
                lead=result.lead, words=metrics.word_count(result.answer), seconds=u.seconds,
                llm_calls=u.llm_calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out, cache_hits=u.cache_hits,
@@ -147,6 +148,8 @@ def _retrieval_scores(q: Question, docs: list[str]) -> dict[str, float]:
 
 
 def _answer_scores(q: Question, answer: str, lead: str) -> dict[str, float]:
+    """Scores of what the answer says; a declined answer says nothing (pass ""), though its
+    sentence quotes the question ("... do not answer “Which is older, X or Y?”")."""
     if not q.answerable:
         return dict.fromkeys(("exact_match", "f1", "containment", "lead_containment"), math.nan)
     return {"exact_match": metrics.exact_match(answer, q.answers), "f1": metrics.token_f1(answer, q.answers),
