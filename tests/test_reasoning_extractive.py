@@ -22,7 +22,7 @@ from rag_rlm.reasoning.base import (
     Source,
     SubQuestion,
 )
-from rag_rlm.reasoning.claims import row_names
+from rag_rlm.reasoning.claims import of_another_entry, row_names
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -145,6 +145,10 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not absent.parts[0].found and "other_entry" in absent.rules
     off = make(embedder, reasoner.scorer, ("other_entry",))
     assert "other_entry" not in off.answer([SubQuestion("What is the default value of work_mem?")], [ev], 4000)[0].rules
+    # an option named by its keyword is an entry too; a section heading is not
+    option = Sentence("explain", 3, "This parameter defaults to TRUE.", 0, 9, heading="EXPLAIN — COSTS")
+    assert of_another_entry({"work_mem"}, option)
+    assert not of_another_entry({"work_mem"}, replace(option, heading="Resource Consumption"))
 
 
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",

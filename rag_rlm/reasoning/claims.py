@@ -43,11 +43,23 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
     """Whether the sentence belongs to a manual entry named for another thing than the ones the
     question names (`asked`: `identifiers(question)`), without naming one of them itself: what
     temp_buffers' entry says ("The default value is 100 buffers") is not said of shared_buffers.
-    An entry's name is its first sentence's "name: ..." or its later sentences' heading."""
+    An entry's name is its first sentence's "name: ..." or its later sentences' heading: a code
+    name, or a keyword (EXPLAIN's COSTS option, whose "This parameter defaults to TRUE" is no
+    default of random_page_cost)."""
     if not asked:
         return False
-    named = identifiers(entry_term(sentence.text)) | identifiers(sentence.heading)
+    label = sentence.heading.rpartition(" — ")[2]  # the entry term a block's later sentences are read under
+    named = (identifiers(entry_term(sentence.text)) | identifiers(sentence.heading)
+             | _keyword(entry_term(sentence.text)) | _keyword(label))
     return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+
+
+_KEYWORD = re.compile(r"[A-Z][A-Z_]{2,}")  # a command's option named by its keyword: COSTS, VERBOSE
+
+
+def _keyword(term: str) -> set[str]:
+    """An entry named by a keyword alone ("COSTS: Include information on ..."), lower-cased."""
+    return {term.lower()} if _KEYWORD.fullmatch(term.strip()) else set()
 
 
 # a row's name without its optional syntax: "timestamp [ (p) ] [ without time zone ]" is timestamp
