@@ -82,9 +82,11 @@ def main() -> None:
     ap.add_argument("--overhead", type=int, default=20, help="questions for the overhead figure (0: skip)")
     ap.add_argument("--data", default=str(ROOT / "bench" / "out" / "controller2"), help="store and data folder")
     ap.add_argument("--collection", default="hotpot16k")
+    ap.add_argument("--k", type=int, default=Settings.top_k, help="spans retrieved per question (default: %(default)s)")
     args = ap.parse_args()
 
-    settings = Settings(store=f"pgserver://{args.data}/pg", chunk_tokens=64, chunk_overlap=8, data_dir=args.data)
+    settings = Settings(store=f"pgserver://{args.data}/pg", chunk_tokens=64, chunk_overlap=8, data_dir=args.data,
+                        top_k=args.k)
     embedder = load_embedder()
     store = open_store(settings.store)
     summary = ingest_paths([args.corpus], collection=args.collection, store=store, embedder=embedder,
@@ -114,14 +116,14 @@ def main() -> None:
             rows[name] = latencies
         overhead = measure_overhead(settings, store, embedder, fresh, args.collection,
                                     Path(tmp)) if args.overhead else ""
-    report(rows, answers)
+    report(rows, answers, settings.top_k)
     if overhead:
         print(overhead)
 
 
-def report(rows: dict[str, list[float]], answers: dict[str, list[str]]) -> None:
+def report(rows: dict[str, list[float]], answers: dict[str, list[str]], k: int) -> None:
     n = len(rows["before"])
-    print(f"\nask latency, {n} questions per mode (extractive, max_depth=2, reflect on, no memo hits)")
+    print(f"\nask latency, {n} questions per mode (extractive, k={k}, max_depth=2, reflect on, no memo hits)")
     print(f"{'mode':<31} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
     stats = {}
     for name, memory in MODES:

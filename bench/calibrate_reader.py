@@ -4,7 +4,7 @@ half of the SQuAD 2.0 dev sample, reports it on the check half, and writes it in
     python bench/calibrate_reader.py [--reader models/reader] [--store pgserver://.rag_rlm/pgdata]
                                      [--collection squad2] [--write]
 
-Every tune question is answered (recursive, k=5, the reader at the threshold 0: nothing declined),
+Every tune question is answered (recursive, at --k, the reader at the threshold 0: nothing declined),
 and its confidence (the reader's best score) recorded; the threshold is the one that declines most
 unanswerable questions while declining at most 10% of the answerable ones. `train-reader` picks a
 first threshold on the reader's own candidates; this one is what the product's answers are judged
@@ -75,7 +75,7 @@ def calibrate(settings: Settings, collection: str, k: int) -> dict:
           f"declined with <= {MAX_WRONGLY_DECLINED:.0%} of answerables declined)")
     for h, f in figures.items():
         print(f"  {h}: {f}")
-    return {"threshold": card_threshold(threshold), **figures}
+    return {"threshold": card_threshold(threshold), "k": k, **figures}
 
 
 def write(folder: Path, picked: dict, k: int) -> None:

@@ -327,7 +327,7 @@ def card_markdown(card: dict) -> str:
         if not system:
             continue
         lines += [
-            f"The whole system on the same sample, {precision} (recursive, k=5; bench/calibrate_reader.py): found "
+            f"The whole system on the same sample, {precision} (recursive, k={system.get('k', 5)}; bench/calibrate_reader.py): found "
             f"threshold {system['threshold']}, picked on the tune half.",
             "",
             "| half | answerable | unanswerable | declined | answerable wrongly declined |",
