@@ -35,6 +35,10 @@ def test_both_comparison():
     assert [s.focus for s in plan.sub_questions] == ["brannock", "quillon"] and plan.rules == ("both_comparison",)
 
 
+def test_the_same_place_as_another_thing_is_no_comparison():
+    assert split_question("In which country is Harlow, in the same county as Kelbrook?") == []
+
+
 def test_or_inside_a_phrase_is_no_comparison():
     assert split_question("Who painted the mural that was made in or near Kelbrook, Osterland in 1986") == []
 

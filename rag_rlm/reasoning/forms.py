@@ -67,8 +67,9 @@ def split_question(question: str) -> list[str]:
     return [s.query for s in plan_by_form(question).sub_questions]
 
 
+# "in the same county as McRae" describes one thing by another: no comparison of the two
 _COMPARE_CUE = re.compile(
-    r"\b(?:both|same|either|respective|respectively|in common|between|each other)\b", re.IGNORECASE)
+    r"\b(?:both|same(?!\s+\w+\s+as\b)|either|respective|respectively|in common|between|each other)\b", re.IGNORECASE)
 
 
 def _entity_comparison(q: str) -> list[tuple[str, str]]:
