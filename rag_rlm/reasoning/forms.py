@@ -67,7 +67,7 @@ def split_question(question: str) -> list[str]:
     return [s.query for s in plan_by_form(question).sub_questions]
 
 
-# "in the same county as McRae" describes one thing by another: no comparison of the two
+# "in the same county as Kelbrook" describes one thing by another: no comparison of the two
 _COMPARE_CUE = re.compile(
     r"\b(?:both|same(?!\s+\w+\s+as\b)|either|respective|respectively|in common|between|each other)\b", re.IGNORECASE)
 
