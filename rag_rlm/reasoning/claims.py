@@ -48,9 +48,9 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
     default of random_page_cost)."""
     if not asked:
         return False
+    term = entry_term(sentence.text)
     label = sentence.heading.rpartition(" — ")[2]  # the entry term a block's later sentences are read under
-    named = (identifiers(entry_term(sentence.text)) | identifiers(sentence.heading)
-             | _keyword(entry_term(sentence.text)) | _keyword(label))
+    named = identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label)
     return bool(named) and not named & asked and not identifiers(sentence.text) & asked
 
 

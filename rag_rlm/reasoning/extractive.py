@@ -22,7 +22,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 import numpy as np
@@ -31,7 +31,7 @@ from ..embed import Embedder, cached
 from ..ingest.sentences import split_sentences
 from ..ingest.sentvec import context_text
 from ..reader.data import reader_text
-from ..types import Span
+from ..types import Sentence, Span
 from . import compose
 from .base import (
     HOP,
@@ -140,13 +140,9 @@ class ExtractiveReasoner:
             fired = ("list_lead_in",) if len(listed) < len(cands) else ()
             cands = listed
         if "other_entry" in self.rules and (asked := identifiers(question)):
-            own = [c for c in cands if not of_another_entry(asked, c.sentence)]
-            fired += ("other_entry",) if len(own) < len(cands) else ()
-            cands = own
+            cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s))
         if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
-            own = [c for c in cands if not of_another_row(rows, c.sentence)]
-            fired += ("other_row",) if len(own) < len(cands) else ()
-            cands = own
+            cands, fired = _without(cands, fired, "other_row", lambda s: of_another_row(rows, s))
         return [c for c in cands if answers_alone(c.sentence)], fired
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
@@ -456,6 +452,13 @@ class ExtractiveReasoner:
 
 
 _OWN_PAGE_RULES = {SIDE: "side_own_page", HOP: "hop_own_page"}
+
+
+def _without(cands: list[Candidate], fired: tuple[str, ...], rule: str,
+             drop: Callable[[Sentence], bool]) -> tuple[list[Candidate], tuple[str, ...]]:
+    """`cands` without those whose sentence `drop` picks; `rule` is added to `fired` when one goes."""
+    kept = [c for c in cands if not drop(c.sentence)]
+    return kept, (*fired, rule) if len(kept) < len(cands) else fired
 
 
 def _read_text(claim: Claim) -> str:
