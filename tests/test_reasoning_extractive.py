@@ -248,6 +248,24 @@ def test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_name
     assert "bridge_chain" in draft.rules
 
 
+def test_a_hops_sentence_on_a_page_of_something_else_that_does_not_name_the_thing_is_no_chain(reasoner):
+    q = "Which river flows through the city where the Varnholt Observatory stands?"
+    link = quoted("Varnholt Observatory", "The Varnholt Observatory stands on a hill above the city of Ostrava.")
+    said = "The Oder river flows through the city and meets the Ostravice there."
+    hop = Part(SubQuestion(q, focus="Ostrava", kind=HOP),
+               Draft((PartDraft(q, (quoted("Rivers of Europe", said),), False, 0.1, "Ostrava"),)))
+    plan = Plan((hop.sub_question,), links=(("Ostrava", link),))
+    draft = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.6),)), [hop], plan, 4000)
+    # a page about other things, a sentence that names neither the hop's thing nor that page in
+    # the link: it only shares the question's words, so it is not read as the link's sequel
+    assert "bridge_chain" not in draft.rules
+    assert [c.text for c in draft.parts[0].claims[:2]] != [said, link.text]
+    # the same sentence on the thing's own page goes on from the link
+    hop = Part(hop.sub_question, Draft((PartDraft(q, (quoted("Ostrava", said),), False, 0.1, "Ostrava"),)))
+    draft = reasoner.merge(q, Draft((PartDraft(q, (link,), True, 0.6),)), [hop], plan, 4000)
+    assert "bridge_chain" in draft.rules and [c.text for c in draft.parts[0].claims[:2]] == [said, link.text]
+
+
 def test_a_chain_that_reads_no_better_than_its_link_alone_does_not_lead(reasoner):
     q = "How high is the lighthouse at Cape Varn?"
     link = quoted("Cape Varn", "The lighthouse at Cape Varn, built by the Harbour Board, is 38 metres high.")

@@ -290,7 +290,8 @@ class ExtractiveReasoner:
         for hop in hops:
             link = links.get(hop.sub_question.focus)
             for claim in (c for p in hop.draft.parts for c in p.claims):
-                if link is not None and past(claim, link) and "bridge_chain" in self.rules:
+                if (link is not None and past(claim, link) and "bridge_chain" in self.rules
+                        and _goes_on(claim, link, hop.sub_question.focus)):
                     options.append(((claim, link), f"{_read_text(link)} {_read_text(claim)}"))
                 else:
                     options.append(((claim,), _read_text(claim)))
@@ -481,8 +482,22 @@ def _figure_choices(claims: Sequence[Sequence[Claim]]):
 def _about(focus: str, title: str) -> bool:
     """Whether a document titled `title` is the page of the thing `focus` names ("the Cotula" and
     "Cotula"; "Lilu" and "Lilu (mythology)")."""
-    name = re.sub(r"^(?:the|a|an)\s+", "", focus.strip(), flags=re.IGNORECASE).lower()
+    name = _bare_name(focus)
     return bool(name) and (_bare_title(title) == name or _named_in(name, title))
+
+
+def _goes_on(claim: Claim, link: Claim, focus: str) -> bool:
+    """Whether a hop's sentence goes on from the sentence that named the hop: it reads on in the
+    link's document, is on the page of a thing the link names, or names the hop's thing. A
+    sentence of another thing's page that says nothing of either only shares the question's words."""
+    span = claim.sources[0].span
+    return (span.document_id == link.sources[0].span.document_id or _about(focus, span.title)
+            or _named_in(_read_text(link), span.title) or _named_in(claim.text, _bare_name(focus)))
+
+
+def _bare_name(focus: str) -> str:
+    """"the Cotula" -> "cotula"."""
+    return re.sub(r"^(?:the|a|an)\s+", "", focus.strip(), flags=re.IGNORECASE).lower()
 
 
 def _named_in(question: str, title: str) -> bool:

@@ -68,9 +68,12 @@ RULES: tuple[Rule, ...] = (
          "varchar) and a row named for another thing", "the row is no candidate", "the reader reads the bigserial row "
          "('Storage Size: 8 bytes') as an answer about bigint: a row is about its first cell",
          "tests/test_reasoning_extractive.py::test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one"),
-    Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop",
+    Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop, when it goes on from "
+         "it: in the link's document, on a page the link names or the hop thing's own page, or naming that thing",
          "the chain is scored as one text; when it answers best, the hop's sentence leads, then the link",
-         "the answer of a bridge question sits in the second document", "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
+         "the answer of a bridge question sits in the second document; a sentence of another page that says "
+         "nothing of the thing only shares the question's words",
+         "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
     Rule("figure_comparison", "merge", "a comparison cue ('first', 'larger', 'more') and a figure in each side's sentence",
          "states which side wins, with both figures, when the figures measure the same thing",
          "the reader picks sentences; it does not compare numbers", "tests/test_reasoning_extractive.py::test_a_comparison_refuses_figures_that_measure_something_else"),
