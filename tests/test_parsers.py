@@ -100,6 +100,23 @@ def test_html_drops_scripts_styles_and_nav_and_keeps_headings_and_paragraphs(tmp
     assert no_title.title == "Offices"
 
 
+def test_html_bold_titles_head_what_follows_but_a_tables_title_and_a_bold_item_do_not(tmp_path):
+    html = """<html><body><h2>Limits</h2>
+    <ol><li><p><b>Maximum Attached Databases</b></p><p>The default is 10.</p><p>It can be lowered.</p></li>
+    <li><p><b>Maximum Columns</b></p><p>The default is 2000.</p></li></ol>
+    <p><strong>Can I raise a limit?</strong></p><p>Yes, at compile time.</p>
+    <p><b>Warning:</b></p><p>Bold with a colon is a label.</p>
+    <ul><li><p><b>only bold words</b></p></li></ul>
+    <div class="table"><p class="title"><strong>Table 1. Sizes</strong></p><div><table>
+    <tr><th>Name</th><th>Size</th></tr><tr><td>int</td><td>4 bytes</td></tr></table></div></div>
+    <h3>Other</h3><p><b>Footnote</b></p><p>Text.</p></body></html>"""
+    doc = one(write(tmp_path / "limits.html", html))
+    assert doc.text == ("## Limits\n\n### Maximum Attached Databases\n\n- The default is 10. It can be lowered.\n\n"
+                        "### Maximum Columns\n\n- The default is 2000.\n\n### Can I raise a limit?\n\n"
+                        "Yes, at compile time.\n\nWarning:\n\nBold with a colon is a label.\n\n- only bold words\n\n"
+                        "Table 1. Sizes\n\nName: int; Size: 4 bytes\n\n### Other\n\n#### Footnote\n\nText.")
+
+
 def test_pdf_pages_become_paragraphs(tmp_path):
     data = make_pdf([["Security incident response", "Report in #sec-incidents."], ["SEV1 within 1 hour."]])
     doc = one(write(tmp_path / "sec.pdf", data))

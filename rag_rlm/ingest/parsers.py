@@ -162,7 +162,11 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
 
 def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
     blocks: list[str] = []
+    level = 0  # of the innermost heading so far: a bold title is a heading below it
+    titles: set[int] = set()  # bold titles already said as headings
     for tag in root.find_all(list(_HEADINGS) + list(_BLOCKS) + ["div", "section", "article", "footer"]):
+        if id(tag) in titles:
+            continue
         if tag.name in ("div", "section", "article", "footer"):
             # only the text placed directly in a container; its block children are visited anyway
             own = " ".join(s.strip() for s in tag.find_all(string=True, recursive=False) if s.strip())
@@ -179,21 +183,46 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             if code.strip():
                 blocks.append(f"{fence}\n{code}\n{fence}")
             continue
-        words = _row(tag) if tag.name == "tr" else _words(tag)
+        if tag.name in ("p", "li") and (title := _bold_title(tag)) is not None:
+            # "<p><b>Maximum Database Size</b></p><p>Every database ...": the bold line is the
+            # heading of what follows, not the first words of its first sentence
+            blocks.append(f"{'#' * min(level + 1, 6)} {_words(title)}")
+            titles.add(id(title))
+            if title is tag:
+                continue
+        words = _row(tag) if tag.name == "tr" else _words(tag, without=titles)
         if tag.name == "dd":
             term = tag.find_previous_sibling("dt")
             words = f"{_words(term)}: {words}" if term is not None and words else words
         if words:
-            level = _HEADINGS.get(tag.name)
-            mark = "#" * level if level else "-" if tag.name == "li" else ""  # the Markdown it reads as
+            heading = _HEADINGS.get(tag.name)
+            level = heading or level
+            mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
             blocks.append(f"{mark} {words}" if mark else words)
     return blocks
 
 
-def _words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
+def _bold_title(tag):  # noqa: ANN001, ANN202 - bs4 Tags
+    """The paragraph that `tag` is or opens with when all of its text is bold and it reads as a
+    title (at most 12 words, no closing full stop or colon, not a table's title), else None."""
+    first = tag if tag.name == "p" else tag.find(True, recursive=False)
+    if first is None or first.name != "p" or (first is not tag and _words(tag) == _words(first)):
+        return None  # an item that is only its bold words is a list item, not a section
+    text = _words(first)
+    bold = " ".join(_words(b) for b in first.find_all(["b", "strong"]) if b.find_parent(["b", "strong"]) is None)
+    if not text or text != bold or len(text.split()) > 12 or text.endswith((".", ":")):
+        return None
+    after = first.find_next_sibling(True)
+    if after is not None and (after.name == "table" or after.find("table") is not None):
+        return None  # a table's title: its caption, said as before
+    return first
+
+
+def _words(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
     """The tag's text on one line. Inline tags join as written ("json.<b>dumps</b>()" is
-    "json.dumps()", not "json. dumps ()"); block children and <br> are separated by a space."""
-    text = " ".join(_strings(tag).split())
+    "json.dumps()", not "json. dumps ()"); block children and <br> are separated by a space.
+    Children whose id() is in `without` (titles said as headings) are left out."""
+    text = " ".join(_strings(tag, without).split())
     text = re.sub(r"\s+([,.;:!?)\]”’])", r"\1", text)
     return re.sub(r"([(\[“‘])\s+", r"\1", text)
 
@@ -201,15 +230,15 @@ def _words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
 _BREAKS = frozenset(_BLOCKS) | frozenset(_HEADINGS) | {"br", "div", "ul", "ol", "dl", "table", "section", "td", "th"}
 
 
-def _strings(tag) -> str:  # noqa: ANN001 - a bs4 Tag
-    """The text of `tag` without comments and without the code (<pre>) inside it, which is a
-    block of its own."""
+def _strings(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The text of `tag` without comments, without the code (<pre>) inside it, which is a
+    block of its own, and without the children in `without`."""
     from bs4 import CData, NavigableString
 
     parts: list[str] = []
     for node in tag.descendants:
         if type(node) is NavigableString or isinstance(node, CData):
-            if node.find_parent("pre") is None:
+            if node.find_parent("pre") is None and not (without and any(id(p) in without for p in node.parents)):
                 parts.append(str(node))
         elif node.name in _BREAKS:
             parts.append(" ")
