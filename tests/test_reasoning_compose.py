@@ -23,6 +23,12 @@ def test_a_count_is_not_the_day_of_a_date():
     assert "6,960" in typed_candidates("How many people live there?", "Ardmore had a population of 6,960.")
 
 
+def test_a_number_inside_a_name_is_no_figure():
+    # "UTF-16BE" twice had been one unique figure, 16, said as the answer to "how many bytes"
+    assert typed_candidates("How many bytes does a value take?", "It is stored as UTF-16BE or UTF-16LE.") == []
+    assert typed_candidates("How many cores does it use?", "The x86 build uses 12 cores on AArch64.") == ["12"]
+
+
 def test_yes_no_comparison_is_settled_when_both_sentences_say_it_or_one_contradicts():
     q = "Are Mara Voss and Ilan Dupree both film directors?"
     assert verdict(q, SIDES_DIRECTORS) is True

@@ -16,7 +16,7 @@ from .english import DEMONYMS, EARLY, LATE, LESS, MORE, NAMED_THINGS, QUESTION_C
 _YEAR = r"\b(?:1[5-9]\d\d|20\d\d)s?\b"
 _DATE = (r"\b(?:\d{1,2}\s+)?(?:January|February|March|April|May|June|July|August|September|October|November|"
          r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?(?:\s+\d{1,2})?(?:,?\s+\d{4})?\b")
-_NUMBER = (r"(?:[$€£]\s?)?\b\d[\d,.]*(?:\s?(?:%|percent|per cent))?(?:\s+(?:[a-z]+\s+)?(?:days?|weeks?|months?|years?|"
+_NUMBER = (r"(?:[$€£]\s?)?(?<![A-Za-z]-)\b\d[\d,.]*(?![A-Za-z\d])(?:\s?(?:%|percent|per cent))?(?:\s+(?:[a-z]+\s+)?(?:days?|weeks?|months?|years?|"
            r"hours?|minutes?|people|employees|km|miles|metres|meters|feet|million|billion|thousand))?")
 _NAME = r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|da|van|von|and|&)?\s*[A-Z][\w'’.-]*)*"
 
