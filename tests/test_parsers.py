@@ -117,6 +117,19 @@ def test_html_bold_titles_head_what_follows_but_a_tables_title_and_a_bold_item_d
                         "Table 1. Sizes\n\nName: int; Size: 4 bytes\n\n### Other\n\n#### Footnote\n\nText.")
 
 
+def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_say_their_names(tmp_path):
+    html = """<html><body><h2>Overrides <a class="permalink" href="#o">&para;</a></h2>
+    <div class="note">The default value of <code><a href="core.html">AllowOverride</a></code> is <code>None</code>.
+    This means <code>.htaccess</code> files are ignored.<p>A paragraph of its own.</p></div>
+    <table><tr><th>Default:</th><td>DirectoryIndex index.html</td></tr></table>
+    <table><tr><td>Windows</td><td>mpm_winnt</td></tr><tr><td>a</td><td>b</td><td>c</td></tr></table>
+    </body></html>"""
+    doc = one(write(tmp_path / "o.html", html))
+    assert doc.text == ("## Overrides\n\nThe default value of AllowOverride is None. This means .htaccess files are "
+                        "ignored.\n\nA paragraph of its own.\n\nDefault: DirectoryIndex index.html\n\n"
+                        "Windows: mpm_winnt\n\na; b; c")
+
+
 def test_pdf_pages_become_paragraphs(tmp_path):
     data = make_pdf([["Security incident response", "Report in #sec-incidents."], ["SEV1 within 1 hour."]])
     doc = one(write(tmp_path / "sec.pdf", data))

@@ -168,8 +168,9 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
         if id(tag) in titles:
             continue
         if tag.name in ("div", "section", "article", "footer"):
-            # only the text placed directly in a container; its block children are visited anyway
-            own = " ".join(s.strip() for s in tag.find_all(string=True, recursive=False) if s.strip())
+            # only the text placed directly in a container, with its inline tags ("The default
+            # is <code>None</code>."); its block children are visited anyway
+            own = _own_words(tag)
             if own:
                 blocks.append(own)
             continue
@@ -194,8 +195,10 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
         if tag.name == "dd":
             term = tag.find_previous_sibling("dt")
             words = f"{_words(term)}: {words}" if term is not None and words else words
+        heading = _HEADINGS.get(tag.name)
+        if heading:
+            words = words.rstrip("¶ ")  # a permalink's pilcrow after the heading (Apache's manual)
         if words:
-            heading = _HEADINGS.get(tag.name)
             level = heading or level
             mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
             blocks.append(f"{mark} {words}" if mark else words)
@@ -218,15 +221,34 @@ def _bold_title(tag):  # noqa: ANN001, ANN202 - bs4 Tags
     return first
 
 
+def _own_words(container) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The words of `container` outside its block children, on one line."""
+    from bs4 import Comment, NavigableString, Tag
+
+    parts: list[str] = []
+    for child in container.children:
+        if isinstance(child, Tag):
+            parts.append(" " if child.name in _BREAKS or child.name in _CONTAINERS else _strings(child))
+        elif isinstance(child, NavigableString) and not isinstance(child, Comment):
+            parts.append(str(child))
+    return _joined(" ".join("".join(parts).split()))
+
+
 def _words(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
     """The tag's text on one line. Inline tags join as written ("json.<b>dumps</b>()" is
     "json.dumps()", not "json. dumps ()"); block children and <br> are separated by a space.
     Children whose id() is in `without` (titles said as headings) are left out."""
-    text = " ".join(_strings(tag, without).split())
-    text = re.sub(r"\s+([,.;:!?)\]”’])", r"\1", text)
+    return _joined(" ".join(_strings(tag, without).split()))
+
+
+def _joined(text: str) -> str:
+    """No space before closing punctuation or after opening brackets and quotes (".htaccess"
+    keeps its space: a dot that opens a word is not a full stop)."""
+    text = re.sub(r"\s+([,.;:!?)\]”’])(?=[\s,.;:!?)\]”’]|$)", r"\1", text)
     return re.sub(r"([(\[“‘])\s+", r"\1", text)
 
 
+_CONTAINERS = frozenset({"pre", "article", "footer", "header", "aside", "nav", "form", "figure", "main"})
 _BREAKS = frozenset(_BLOCKS) | frozenset(_HEADINGS) | {"br", "div", "ul", "ol", "dl", "table", "section", "td", "th"}
 
 
@@ -247,7 +269,8 @@ def _strings(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a b
 
 def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
     """A table row as one line, each cell with its column's header ("Name: smallint; Storage
-    Size: 2 bytes"); the header row itself is not a sentence."""
+    Size: 2 bytes") or, without a header row, after the row's name ("Default: Off"); the header
+    row itself is not a sentence."""
     cells = tr.find_all(["td", "th"], recursive=False)
     if not cells or all(c.name == "th" for c in cells):
         return ""
@@ -258,6 +281,11 @@ def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
     values = [_words(c) for c in cells]
     if len(headers) == len(values):
         return "; ".join(f"{h}: {v}" if h else v for h, v in zip(headers, values, strict=True) if v)
+    if len(values) >= 2 and values[0] and (cells[0].name == "th" or len(cells) == 2) and \
+            all(c.name == "td" for c in cells[1:]):
+        # a row named by its first cell ("<th>Default:</th><td>DirectoryIndex index.html</td>",
+        # "Windows | mpm_winnt"): the name, then what the row says of it
+        return f"{values[0].rstrip(':').strip()}: {'; '.join(v for v in values[1:] if v)}"
     return "; ".join(v for v in values if v)
 
 
