@@ -121,6 +121,7 @@ def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_s
     html = """<html><body><h2>Overrides <a class="permalink" href="#o">&para;</a></h2>
     <div class="note">The default value of <code><a href="core.html">AllowOverride</a></code> is <code>None</code>.
     This means <code>.htaccess</code> files are ignored.<p>A paragraph of its own.</p></div>
+    <div class="toc"><a href="#a">1. Overview</a></div>
     <table><tr><th>Default:</th><td>DirectoryIndex index.html</td></tr></table>
     <table><tr><td>Windows</td><td>mpm_winnt</td></tr><tr><td>a</td><td>b</td><td>c</td></tr></table>
     </body></html>"""

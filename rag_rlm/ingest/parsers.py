@@ -226,12 +226,16 @@ def _own_words(container) -> str:  # noqa: ANN001 - a bs4 Tag
     from bs4 import Comment, NavigableString, Tag
 
     parts: list[str] = []
+    prose = False  # a container of links only is navigation (a table of contents), not text
     for child in container.children:
         if isinstance(child, Tag):
-            parts.append(" " if child.name in _BREAKS or child.name in _CONTAINERS else _strings(child))
+            inline = child.name not in _BREAKS and child.name not in _CONTAINERS
+            parts.append(_strings(child) if inline else " ")
+            prose = prose or (inline and child.name != "a" and bool(parts[-1].strip()))
         elif isinstance(child, NavigableString) and not isinstance(child, Comment):
             parts.append(str(child))
-    return _joined(" ".join("".join(parts).split()))
+            prose = prose or bool(child.strip())
+    return _joined(" ".join("".join(parts).split())) if prose else ""
 
 
 def _words(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
