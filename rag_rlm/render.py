@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from .reasoning.base import Claim, Draft, PartDraft
 from .result import Citation, PartAnswer
+from .spacing import tight
 from .types import Span
 
 _END = re.compile(r"[.!?…]+[\"'”’)\]]*$")
@@ -94,7 +95,7 @@ def with_markers(text: str, numbers: Sequence[int]) -> str:
 
 def _plain(text: str) -> str:
     """One line, no space before punctuation ("pg_restore ," from inline HTML tags)."""
-    return re.sub(r"\s+([,.;:!?)\]”’])", r"\1", " ".join(text.split()))
+    return tight(text)
 
 
 # -- "not found" ------------------------------------------------------------------------------

@@ -148,3 +148,9 @@ def test_no_markdown_or_labels_in_text():
     assert not re.search(r"^\s*(?:[-*#]|\d+[.)])\s|\*\*|__|`", text, re.MULTILINE)
     assert text.split("\n\n") == ["Expenses over $500 need the Finance Director [1].",
                                   "New hires get 22 vacation days [2]."]
+
+
+def test_a_dot_that_opens_a_word_keeps_its_space_and_a_stray_space_before_a_comma_goes():
+    # inline HTML tags leave "pg_restore ," and "the .gitignore": the first is tidied, the second is a name
+    marked = with_markers("Run pg_restore , relative to the location of the .gitignore file", [1])
+    assert marked == "Run pg_restore, relative to the location of the .gitignore file [1]."

@@ -151,6 +151,9 @@ def test_links_emphasis_and_code_are_rendered_away():
     assert texts(text) == ["See the policy and bold or em or em words.", "Run make test now.",
                            "Go to https://example.com/a or https://example.org/b today."]
     assert texts("Use snake_case_names and 2*3*4 here.") == ["Use snake_case_names and 2*3*4 here."]
+    # a glob in quotes is no emphasis: the sentence keeps its characters
+    glob = 'For example, "**/foo" matches "foo" anywhere, and "**/foo/bar" matches "bar" under "foo".'
+    assert texts(glob) == [glob]
 
 
 def test_fenced_code_is_not_sentences():

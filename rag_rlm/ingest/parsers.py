@@ -18,6 +18,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
+from rag_rlm.spacing import tight_brackets
 from rag_rlm.types import Document
 
 from .formats.base import Parsed, ParseError, Parser, decode_text, sha256
@@ -235,21 +236,14 @@ def _own_words(container) -> str:  # noqa: ANN001 - a bs4 Tag
         elif isinstance(child, NavigableString) and not isinstance(child, Comment):
             parts.append(str(child))
             prose = prose or bool(child.strip())
-    return _joined(" ".join("".join(parts).split())) if prose else ""
+    return tight_brackets("".join(parts)) if prose else ""
 
 
 def _words(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
     """The tag's text on one line. Inline tags join as written ("json.<b>dumps</b>()" is
     "json.dumps()", not "json. dumps ()"); block children and <br> are separated by a space.
     Children whose id() is in `without` (titles said as headings) are left out."""
-    return _joined(" ".join(_strings(tag, without).split()))
-
-
-def _joined(text: str) -> str:
-    """No space before closing punctuation or after opening brackets and quotes (".htaccess"
-    keeps its space: a dot that opens a word is not a full stop)."""
-    text = re.sub(r"\s+([,.;:!?)\]”’])(?=[\s,.;:!?)\]”’]|$)", r"\1", text)
-    return re.sub(r"([(\[“‘])\s+", r"\1", text)
+    return tight_brackets(_strings(tag, without))
 
 
 _CONTAINERS = frozenset({"pre", "article", "footer", "header", "aside", "nav", "form", "figure", "main"})

@@ -51,7 +51,9 @@ _LINK = re.compile(r"\[([^\]]+)\]\((?:[^()\s]|\([^()]*\))*(?:\s+\"[^\"]*\")?\)")
 _REF_LINK = re.compile(r"\[([^\]]+)\]\[[^\]]*\]")
 _AUTOLINK = re.compile(r"<((?:https?|ftp|mailto):[^>\s]+)>")
 _CODE = re.compile(r"(`+)(.+?)\1")
-_STRONG = re.compile(r"(\*\*|__)(?=\S)(.+?)(?<=\S)\1")
+# strong emphasis opens before a word and closes after one: "**/foo" in a gitignore manual's quotes is a
+# glob, not a mark
+_STRONG = re.compile(r"(\*\*|__)(?=[^\s/*\"'.,;:!?)\]}])(.+?)(?<=[^\s/*\"'(\[{])\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]+?)(?<=\S)\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])([^_]+?)(?<=\S)_(?![\w_])")
 _SPACE = re.compile(r"\s+")
