@@ -131,6 +131,14 @@ def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_s
                         "Windows: mpm_winnt\n\na; b; c")
 
 
+def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
+    # Asciidoc (Git's manual) writes an option's names as one <dt> each before their one <dd>
+    html = """<html><body><dl><dt>-n</dt><dt>--dry-run</dt><dd><p>Show what would be removed.</p></dd>
+    <dt>-q</dt><dd><p>Be quiet.</p></dd></dl></body></html>"""
+    doc = one(write(tmp_path / "clean.html", html))
+    assert doc.text == "-n, --dry-run: Show what would be removed.\n\n-q: Be quiet."
+
+
 def test_pdf_pages_become_paragraphs(tmp_path):
     data = make_pdf([["Security incident response", "Report in #sec-incidents."], ["SEV1 within 1 hour."]])
     doc = one(write(tmp_path / "sec.pdf", data))

@@ -194,8 +194,8 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
                 continue
         words = _row(tag) if tag.name == "tr" else _words(tag, without=titles)
         if tag.name == "dd":
-            term = tag.find_previous_sibling("dt")
-            words = f"{_words(term)}: {words}" if term is not None and words else words
+            term = _terms(tag)
+            words = f"{term}: {words}" if term and words else words
         heading = _HEADINGS.get(tag.name)
         if heading:
             words = words.rstrip("¶ ")  # a permalink's pilcrow after the heading (Apache's manual)
@@ -204,6 +204,17 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
             blocks.append(f"{mark} {words}" if mark else words)
     return blocks
+
+
+def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The terms a description is for: every <dt> right before it ("-n", "--dry-run" for one
+    <dd>, as Asciidoc writes an option's names), joined by commas."""
+    terms = []
+    for sibling in dd.find_previous_siblings(True):
+        if sibling.name != "dt":
+            break
+        terms.append(_words(sibling))
+    return ", ".join(t for t in reversed(terms) if t)
 
 
 def _bold_title(tag):  # noqa: ANN001, ANN202 - bs4 Tags
