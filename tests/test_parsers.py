@@ -121,13 +121,13 @@ def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_s
     html = """<html><body><h2>Overrides <a class="permalink" href="#o">&para;</a></h2>
     <div class="note">The default value of <code><a href="core.html">AllowOverride</a></code> is <code>None</code>.
     This means <code>.htaccess</code> files are ignored.<p>A paragraph of its own.</p></div>
-    <div class="toc"><a href="#a">1. Overview</a></div>
+    <div class="toc"><a href="#a">1. Overview</a></div><div>Card: <span class="c"><p>Said once.</p></span></div>
     <table><tr><th>Default:</th><td>DirectoryIndex index.html</td></tr></table>
     <table><tr><td>Windows</td><td>mpm_winnt</td></tr><tr><td>a</td><td>b</td><td>c</td></tr></table>
     </body></html>"""
     doc = one(write(tmp_path / "o.html", html))
     assert doc.text == ("## Overrides\n\nThe default value of AllowOverride is None. This means .htaccess files are "
-                        "ignored.\n\nA paragraph of its own.\n\nDefault: DirectoryIndex index.html\n\n"
+                        "ignored.\n\nA paragraph of its own.\n\nCard:\n\nSaid once.\n\nDefault: DirectoryIndex index.html\n\n"
                         "Windows: mpm_winnt\n\na; b; c")
 
 

@@ -241,7 +241,9 @@ def _own_words(container) -> str:  # noqa: ANN001 - a bs4 Tag
     prose = False  # a container of links only is navigation (a table of contents), not text
     for child in container.children:
         if isinstance(child, Tag):
-            inline = child.name not in _BREAKS and child.name not in _CONTAINERS
+            # an inline tag around blocks (<span><p>…</p></span>) is said by those blocks
+            inline = (child.name not in _BREAKS and child.name not in _CONTAINERS
+                      and child.find(list(_BREAKS | _CONTAINERS)) is None)
             parts.append(_strings(child) if inline else " ")
             prose = prose or (inline and child.name != "a" and bool(parts[-1].strip()))
         elif isinstance(child, NavigableString) and not isinstance(child, Comment):
