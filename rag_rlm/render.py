@@ -63,7 +63,7 @@ def render(draft: Draft, collection: str, numbering: Numbering | None = None) ->
         text, lead = message, message
     else:
         text = "\n\n".join(dict.fromkeys(p.answer for p in parts if p.answer))  # one sentence may answer two parts
-        lead = next((_plain(c.text) for p in draft.parts for c in p.claims), "")
+        lead = next((tight(c.text) for p in draft.parts for c in p.claims), "")
     return Rendered(text, list(numbering.citations.values()), parts, lead,
                     {k: c.n for k, c in numbering.citations.items()})
 
@@ -83,7 +83,7 @@ def render_part(part: PartDraft, collection: str, numbering: Numbering) -> PartA
 def with_markers(text: str, numbers: Sequence[int]) -> str:
     """"Claims end with their sources": the markers go before the closing punctuation, and a
     sentence without any gets a full stop."""
-    text = _plain(text)
+    text = tight(text)
     marks = "".join(f"[{n}]" for n in dict.fromkeys(numbers))
     if not marks:
         return text if _END.search(text) else text + "."
@@ -91,11 +91,6 @@ def with_markers(text: str, numbers: Sequence[int]) -> str:
     if m is None:
         return f"{text} {marks}."
     return f"{text[:m.start()].rstrip()} {marks}{text[m.start():]}"
-
-
-def _plain(text: str) -> str:
-    """One line, no space before punctuation ("pg_restore ," from inline HTML tags)."""
-    return tight(text)
 
 
 # -- "not found" ------------------------------------------------------------------------------
@@ -182,4 +177,4 @@ def _second_person(text: str) -> str:
 
 def claims_text(claims: Sequence[Claim]) -> str:
     """Claims as plain sentences without markers (for prompts and placeholders)."""
-    return " ".join(_plain(c.text) for c in claims)
+    return " ".join(tight(c.text) for c in claims)

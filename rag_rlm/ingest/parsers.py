@@ -221,9 +221,11 @@ def _bold_title(tag):  # noqa: ANN001, ANN202 - bs4 Tags
     """The paragraph that `tag` is or opens with when all of its text is bold and it reads as a
     title (at most 12 words, no closing full stop or colon, not a table's title), else None."""
     first = tag if tag.name == "p" else tag.find(True, recursive=False)
-    if first is None or first.name != "p" or (first is not tag and _words(tag) == _words(first)):
-        return None  # an item that is only its bold words is a list item, not a section
+    if first is None or first.name != "p" or first.find(["b", "strong"]) is None:
+        return None  # most paragraphs: nothing bold, no words to compare
     text = _words(first)
+    if first is not tag and _words(tag) == text:
+        return None  # an item that is only its bold words is a list item, not a section
     bold = " ".join(_words(b) for b in first.find_all(["b", "strong"]) if b.find_parent(["b", "strong"]) is None)
     if not text or text != bold or len(text.split()) > 12 or text.endswith((".", ":")):
         return None
@@ -242,8 +244,7 @@ def _own_words(container) -> str:  # noqa: ANN001 - a bs4 Tag
     for child in container.children:
         if isinstance(child, Tag):
             # an inline tag around blocks (<span><p>…</p></span>) is said by those blocks
-            inline = (child.name not in _BREAKS and child.name not in _CONTAINERS
-                      and child.find(list(_BREAKS | _CONTAINERS)) is None)
+            inline = child.name not in _BLOCKISH and child.find(_BLOCKISH) is None
             parts.append(_strings(child) if inline else " ")
             prose = prose or (inline and child.name != "a" and bool(parts[-1].strip()))
         elif isinstance(child, NavigableString) and not isinstance(child, Comment):
@@ -261,6 +262,7 @@ def _words(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4
 
 _CONTAINERS = frozenset({"pre", "article", "footer", "header", "aside", "nav", "form", "figure", "main"})
 _BREAKS = frozenset(_BLOCKS) | frozenset(_HEADINGS) | {"br", "div", "ul", "ol", "dl", "table", "section", "td", "th"}
+_BLOCKISH = sorted(_BREAKS | _CONTAINERS)  # what a container's own words stop at
 
 
 def _strings(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
