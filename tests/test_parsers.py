@@ -139,6 +139,61 @@ def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
     assert doc.text == "-n, --dry-run: Show what would be removed.\n\n-q: Be quiet."
 
 
+MAN_PAGE = """QUEUECTL(1)                                                        QUEUECTL(1)
+
+NAME
+       queuectl - mail queue control
+
+SYNOPSIS
+       queuectl [-v] -f
+
+DESCRIPTION
+       The  queuectl(1)  command  lists and flushes the queue.  See the queue-
+       admin(1) command for operations that require super-user privileges such
+       as deleting a message.
+
+       -c config_dir
+              The configuration file is in the named directory instead of the
+              default one.
+
+       -f     Flush the queue: attempt to deliver all queued mail.
+
+       The queue ID is followed by a status character:
+
+              !      The message is in the hold queue, i.e. no further deliv-
+                     ery attempt is made.
+
+SEE ALSO
+       queueadmin(1), privileged queue operations
+       syslogd(8), system logging
+
+                                                                   QUEUECTL(1)
+"""
+MAN_TEXT = ("## NAME\n\nqueuectl - mail queue control\n\n## SYNOPSIS\n\n```\nqueuectl [-v] -f\n```\n\n"
+            "## DESCRIPTION\n\nThe queuectl(1) command lists and flushes the queue. See the queueadmin(1) command "
+            "for operations that require super-user privileges such as deleting a message.\n\n"
+            "-c config_dir: The configuration file is in the named directory instead of the default one.\n\n"
+            "-f: Flush the queue: attempt to deliver all queued mail.\n\n"
+            "The queue ID is followed by a status character:\n\n"
+            "!: The message is in the hold queue, i.e. no further delivery attempt is made.\n\n"
+            "## SEE ALSO\n\n- queueadmin(1), privileged queue operations\n\n- syslogd(8), system logging")
+
+
+def test_a_manual_page_as_a_terminal_shows_it_is_read_as_prose(tmp_path):
+    """man2html's <pre> (Postfix's pages) and `man queuectl > queuectl.txt`: section names are
+    headings, a word hyphenated at a line's end is whole, a tag is said before its description,
+    the running head and foot are dropped; any other <pre> stays code."""
+    import html as html_lib
+
+    page = f"<html><head><title>queuectl(1)</title></head><body><pre>{html_lib.escape(MAN_PAGE)}</pre></body></html>"
+    assert one(write(tmp_path / "queuectl.1.html", page)).text == MAN_TEXT
+    text = one(write(tmp_path / "queuectl.txt", MAN_PAGE))
+    assert text.text == MAN_TEXT and text.title == "queuectl - mail queue control"
+    code = MAN_PAGE.replace("QUEUECTL(1)       ", "QUEUECTL       ", 1)  # no running head: not a manual page
+    assert one(write(tmp_path / "code.html", f"<html><body><pre>{html_lib.escape(code)}</pre></body></html>")).text == (
+        f"```\n{code.strip(chr(10))}\n```")
+
+
 def test_pdf_pages_become_paragraphs(tmp_path):
     data = make_pdf([["Security incident response", "Report in #sec-incidents."], ["SEV1 within 1 hour."]])
     doc = one(write(tmp_path / "sec.pdf", data))

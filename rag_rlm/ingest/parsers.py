@@ -25,6 +25,7 @@ from .formats.base import Parsed, ParseError, Parser, decode_text, sha256
 from .formats.base import document as _document
 from .formats.books import parse_epub
 from .formats.mail import parse_eml, parse_mbox
+from .formats.manpage import man_page_blocks
 from .formats.office import parse_odt
 from .formats.rst import parse_rst
 from .formats.sheets import parse_csv, parse_xlsx
@@ -102,6 +103,10 @@ def check_zip(path: Path, data: bytes, max_bytes: int | None) -> None:
 
 def parse_text(path: Path, doc_id: str, data: bytes) -> Parsed:
     text = decode_text(path, data)
+    manual = man_page_blocks(text)  # `man ls > ls.txt`
+    if manual is not None:
+        name = manual[1] if manual[:1] == ["## NAME"] and len(manual) > 1 else None  # "ls - list directory contents"
+        return _document(path, doc_id, data, name, "\n\n".join(manual))
     # plain text has no markup; a short first line standing alone reads as its heading
     first, sep, rest = text.lstrip().partition("\n")
     title = first if sep and len(first) <= 80 and rest.startswith("\n") else None
@@ -181,6 +186,10 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             continue  # said with its description (<dd>), which reads as "term: description"
         if tag.name == "pre":  # code: kept for retrieval, fenced so that no sentence is made of it
             code = tag.get_text().strip("\n")
+            manual = man_page_blocks(code)  # unless it is a manual page as a terminal shows it
+            if manual is not None:
+                blocks.extend(manual)
+                continue
             fence = "~~~" if "```" in code else "```"
             if code.strip():
                 blocks.append(f"{fence}\n{code}\n{fence}")
