@@ -45,9 +45,11 @@ def reasoner(embedder, scorer):
     return make(embedder, scorer)
 
 
-def evidence(embedder, title: str, sentences: list[str], kinds: list[str] | None = None, sep: str = " ") -> Evidence:
-    """One span of `sentences`, stored as sentence memory stores them (vectors with the title)."""
-    text = sep.join(sentences)
+def evidence(embedder, title: str, sentences: list[str], kinds: list[str] | None = None, sep: str = " ",
+             text: str | None = None) -> Evidence:
+    """One span of `sentences` (or of `text`, which holds them), stored as sentence memory
+    stores them (vectors with the title)."""
+    text = sep.join(sentences) if text is None else text
     span = Span(title.lower(), 0, title, f"{title}.txt", text, 0, len(text), 1.0)
     stored, at = [], 0
     for i, s in enumerate(sentences):
@@ -122,6 +124,26 @@ def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
     off = make(embedder, reasoner.scorer, ("list_lead_in",))
     alone = off.answer([SubQuestion("Why should VACUUM be run regularly?")], [ev], 4000)[0]
     assert not alone.claims or not alone.claims[0].text.startswith(lead_in + " To")
+
+
+def test_a_lead_in_is_said_with_the_short_command_after_it(reasoner, embedder):
+    """A how-to gives the command after a colon, as code: the lead-in is judged by its own words
+    and said with the command, quoted to the code's end; an example of several lines is not said."""
+    lead_in = ("Whenever you make a change to the mailer.cf file, execute the following command as root "
+               "in order to refresh a running mail system:")
+    other = "The mailer.cf file must be owned by root."
+    question = "Which command makes a running mail system pick up changes to mailer.cf?"
+    for code, said in (("# mailer reload", True), ("mailer stop\nmailer check\nmailer start", False)):
+        text = f"{lead_in}\n\n```\n{code}\n```\n\n{other}"
+        ev = evidence(embedder, "Mailer configuration", [lead_in, other], text=text)
+        draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
+        if said:
+            assert draft.parts[0].found and draft.claims[0].text == f"{lead_in} # mailer reload"
+            (source,) = draft.claims[0].sources
+            assert text[source.start:source.end] == f"{lead_in}\n\n```\n{code}\n```"
+            assert "list_lead_in" in draft.rules
+        else:
+            assert not any(c.text.startswith(lead_in) for c in draft.claims)
 
 
 MEMORY_ENTRIES = [("Memory", "shared_buffers (integer): Sets the amount of memory the server uses for shared memory buffers."),

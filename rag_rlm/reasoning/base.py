@@ -172,6 +172,9 @@ class Candidate:
     sentence: Sentence
     span: Span
     vector: np.ndarray
+    # what the reader reads of it when that is less than what is said: a lead-in is judged by
+    # its own words, not by the words of the code said after it
+    judged_as: str = ""
 
     @property
     def context(self) -> str:

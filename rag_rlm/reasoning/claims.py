@@ -97,11 +97,13 @@ def of_another_row(asked: set[str], sentence: Sentence) -> bool:
     return bool(asked) and bool(names) and not names & asked
 
 
-def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items) -> list[Candidate]:
+def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items,
+               max_code: int = _DEFAULTS.max_code_chars) -> list[Candidate]:
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted
     from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
-    one reason of several. The items are said by the list, not again on their own."""
+    one reason of several. The items are said by the list, not again on their own. A lead-in to
+    a short code block ("execute the following command: # postfix reload") is said with it."""
     by_place = {(c.span.id, c.sentence.index): c for c in cands}
     out, absorbed = [], set()
     for c in cands:
@@ -115,13 +117,31 @@ def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items) -> 
                 break
             items.append(nxt)
         if not items:
-            out.append(c)
+            out.append(_with_code(c, max_code))
             continue
         absorbed |= {id(i) for i in items}
         said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
         listed = replace(c.sentence, text=f"{c.sentence.text.rstrip()} {said}.", end=items[-1].sentence.end)
         out.append(Candidate(listed, c.span, c.vector))
     return [c for c in out if id(c) not in absorbed]
+
+
+_CODE_AFTER = re.compile(r"\s*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1", re.DOTALL)
+
+
+def _with_code(c: Candidate, max_code: int) -> Candidate:
+    """A lead-in with the fenced code right after it in its chunk, its lines joined by "; ",
+    when that code is short; else the lead-in alone."""
+    span, sentence = c.span, c.sentence
+    m = _CODE_AFTER.match(span.text, sentence.end - span.start)
+    if m is None:
+        return c
+    lines = [line.strip() for line in m[2].splitlines() if line.strip()]
+    code = "; ".join(lines)
+    if len(lines) > 2 or len(code) > max_code or not re.search(r"[A-Za-z]{2}", code):
+        return c  # an example to open, or symbols ("<< &< &>"): not a command or a setting to read
+    said = replace(sentence, text=f"{sentence.text.rstrip()} {code}", end=span.start + m.end())
+    return Candidate(said, span, c.vector, judged_as=sentence.text)
 
 
 # A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on

@@ -136,8 +136,8 @@ class ExtractiveReasoner:
         no sentence of a manual entry or a table row named for another thing than the question names."""
         fired: tuple[str, ...] = ()
         if "list_lead_in" in self.rules:
-            listed = with_lists(cands)
-            fired = ("list_lead_in",) if len(listed) < len(cands) else ()
+            listed = with_lists(cands, self.thresholds.max_items, self.thresholds.max_code_chars)
+            fired = ("list_lead_in",) if [c.sentence for c in listed] != [c.sentence for c in cands] else ()
             cands = listed
         if "other_entry" in self.rules and (asked := identifiers(question)):
             cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s))

@@ -25,7 +25,7 @@ from .forms import core_question
 
 def candidate_text(c: Candidate) -> str:
     """A stored sentence as the reader reads it."""
-    return reader_text(c.span.title, c.sentence.text, c.sentence.heading)
+    return reader_text(c.span.title, c.judged_as or c.sentence.text, c.sentence.heading)
 
 
 class ReaderScorer:

@@ -26,6 +26,8 @@ class Thresholds:
     duplicate: float = 0.9
     # a lead-in said with at most this many items of its list
     max_items: int = 8
+    # ... or with the code block right after it when it is this short, in two lines at most (a command, a setting)
+    max_code_chars: int = 160
     # bridge: follow-up retrievals on entities named by the first `bridge_from` hits
     bridge_entities: int = 2
     bridge_from: int = 3
@@ -74,6 +76,7 @@ DEFAULT_SOURCES = {
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "max_items": "a longer list is cut: the asker opens the document",
+    "max_code_chars": "two lines of a manual's example (bench/realdocs): a longer one is an example to open, not an answer to read",
     "hop_unless": "measured on the hotpotqa/musique tune halves (bench/eval_results.md)",
     "hop_claims": "tune halves, hotpotqa lead: 1 0.385, 2 0.359, 4 0.308 (bench/eval_results.md)",
     "chain_gain": "tune halves: 0.05 and 0.1 lose chains through a link the reader over-scores (bench/eval_results.md)",
