@@ -139,6 +139,18 @@ def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
     assert doc.text == "-n, --dry-run: Show what would be removed.\n\n-q: Be quiet."
 
 
+def test_a_blockquote_around_blocks_is_indentation_but_a_quotation_stays_one_paragraph(tmp_path):
+    # Postfix's READMEs indent every list and example with <blockquote>: read whole, a <dl> in one
+    # had become one paragraph of all its terms and descriptions
+    html = """<html><body><p>The meaning of the classes is as follows:</p><blockquote><dl>
+    <dt> bounce </dt> <dd> Inform the postmaster of undeliverable mail. </dd>
+    <dt> delay </dt> <dd> Inform the postmaster of delayed mail. </dd></dl></blockquote>
+    <blockquote>To be, or <em>not</em> to be.</blockquote></body></html>"""
+    assert one(write(tmp_path / "q.html", html)).text == (
+        "The meaning of the classes is as follows:\n\nbounce: Inform the postmaster of undeliverable mail.\n\n"
+        "delay: Inform the postmaster of delayed mail.\n\nTo be, or not to be.")
+
+
 MAN_PAGE = """QUEUECTL(1)                                                        QUEUECTL(1)
 
 NAME

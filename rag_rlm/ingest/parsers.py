@@ -138,6 +138,7 @@ def _markdown_title(text: str) -> str | None:
 _DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCKS = ("p", "li", "pre", "blockquote", "tr", "dt", "dd", "caption", "figcaption")
+_QUOTED_BLOCKS = ("p", "pre", "dl", "ul", "ol", "table", "div", "blockquote", *_HEADINGS)
 _NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb", re.IGNORECASE)
 
 
@@ -162,6 +163,9 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all("a", class_="headerlink"):  # Sphinx's "¶" after every heading and name
         tag.decompose()
+    for tag in soup.find_all("blockquote"):
+        if tag.find(_QUOTED_BLOCKS) is not None:  # indentation around paragraphs and lists (Postfix's
+            tag.name = "div"  # READMEs), read as a container: one block of it all had glued a <dl>'s terms
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
 
