@@ -207,6 +207,26 @@ def test_a_sentence_under_a_neighbouring_articles_title_does_not_answer(tmp_path
         assert positive.text == reader_text(own, sentence) and positive.group == p.group
 
 
+def test_an_echoed_heading_repeats_the_questions_words_over_the_answer_and_its_neighbours_alike(tmp_path):
+    """The echoed pairs: the answer sentence and same-topic negatives, all under one heading made of
+    the question's words, so that the heading tells them nothing apart."""
+    from rag_rlm.reasoning.english import content_words
+
+    data = _slice(tmp_path, 40)
+    pairs = build_pairs(data, Mix(squad1=30, same_article=0, constructed=0.0, echoed=1.0), 7)
+    echoed = [p for p in pairs if p.source.endswith(":echoed")]
+    assert echoed and {p.label for p in echoed} == {0.0, 1.0}
+    rows = {r["question"]: r for r in map(json.loads, gzip.open(data / "squad1.0_train_explorer.jsonl.gz", "rt"))}
+    for question in {p.question for p in echoed}:
+        mine = [p for p in echoed if p.question == question]
+        answer = rows[question]["answers"][0]["text"].lower()
+        headings = {p.text.split(": ", 1)[0].split(" — ", 1)[1] for p in mine}
+        assert len(headings) == 1 and content_words(headings.pop()) <= content_words(question)
+        assert [answer in p.text.lower() for p in mine] == [p.label == 1.0 for p in mine]
+        plain = {p.group for p in pairs if p.question == question and not p.source.endswith(":echoed")}
+        assert {p.group for p in mine} <= plain  # read beside the plain pairs of its question
+
+
 def test_train_reader_runs_end_to_end_and_writes_a_loadable_folder_with_its_card(tmp_path):
     data = _slice(tmp_path, 30)
     out = tmp_path / "reader"
@@ -256,7 +276,7 @@ def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
                           capture_output=True, text=True, timeout=120, cwd=ROOT)
     assert done.returncode == 2 and str(tmp_path) in done.stderr
     data = _slice(tmp_path, 5)
-    for share in ("--premised", "--swapped"):
+    for share in ("--premised", "--swapped", "--echoed"):
         done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), share, "1.5"],
                               capture_output=True, text=True, timeout=120, cwd=ROOT)
         assert done.returncode == 2 and share in done.stderr

@@ -40,6 +40,9 @@ def register(subparsers: Any) -> None:
     p.add_argument("--swapped", type=float, default=0.0,
                    help="share of SQuAD v1 questions whose answer sentence is also a negative under another "
                         "article's title (default 0)")
+    p.add_argument("--echoed", type=float, default=0.0,
+                   help="share of SQuAD v1 questions whose candidates are also read under a heading made of the "
+                        "question's words (default 0)")
     p.add_argument("--same-article", type=positive_int,
                    help="constructed same-article negatives sampled (default 8000)")
     p.add_argument("--api-docs", help="an API manual's JSON pages (Node.js: /usr/share/doc/nodejs/api) to ask "
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from .train import TrainConfig, train
 
-    for name in ("chained", "premised", "swapped"):
+    for name in ("chained", "premised", "swapped", "echoed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
@@ -79,7 +82,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
-    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped)
+    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped, echoed=args.echoed)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,

@@ -22,6 +22,7 @@ import gzip
 import hashlib
 import json
 import random
+import re
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -29,7 +30,7 @@ from pathlib import Path
 import numpy as np
 
 from ..ingest.sentences import split_sentences
-from ..reasoning.english import content_words
+from ..reasoning.english import content_words, words_of
 from . import apidocs
 from .perturb import perturb
 
@@ -68,6 +69,7 @@ class Mix:
     chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
     premised: float = 0.0  # share of answerable questions also asked after a premise from their own context
     swapped: float = 0.0  # share of squad1 questions whose answer sentence is also read under another article's title
+    echoed: float = 0.0  # share of squad1 questions whose candidates are also read under a heading that echoes the question
     api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
 
 
@@ -113,6 +115,8 @@ def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None)
             pairs += _swapped(row, near.get(_title(row), ()), rng)
         if rng.random() < mix.premised:
             pairs += _premised(row, rng)
+        if rng.random() < mix.echoed:
+            pairs += _echoed(row, mix.negatives_per_question, rng)
         if rng.random() < mix.constructed:
             pairs += _constructed(row, entities.get(row["title"], ()), rng)
     for row in _sample(list(_rows(folder / SQUAD2)), mix.squad2, rng):
@@ -252,6 +256,30 @@ def _swapped(row: dict, titles: Sequence[str], rng: random.Random) -> list[Pair]
     if not usable:
         return []
     return [Pair(q, reader_text(rng.choice(usable), hit), 0.0, SWAPPED_WEIGHT, f"{row['source']}:swapped")]
+
+
+ECHO_WORDS = 4  # a section heading is a few words
+
+
+def _echoed(row: dict, negatives: int, rng: random.Random) -> list[Pair]:
+    """The answer sentence and its hardest neighbours again, each read under a heading made of the
+    question's own words ("JSON Object Format" for "How do I list the queue in JSON format?"): in
+    a manual the heading over a sentence often repeats the asked words while the sentence says
+    something else. Under one heading for all, only the sentence tells them apart."""
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit, others = found
+    q, title = row["question"], _title(row)
+    asked = content_words(q)
+    words = [w for w in re.findall(r"[\w'-]+", q) if words_of(w) & asked]
+    if len(words) < 2:
+        return []
+    start = rng.randrange(max(1, len(words) - ECHO_WORDS + 1))
+    heading = " ".join(w[:1].upper() + w[1:] for w in words[start:start + ECHO_WORDS])
+    source = f"{row['source']}:echoed"
+    return ([Pair(q, reader_text(title, hit, heading), 1.0, 1.0, source)]
+            + [Pair(q, reader_text(title, t, heading), 0.0, 1.0, source) for t in _hardest(q, others, negatives, rng)])
 
 
 def _unanswerable(row: dict, negatives: int, weight: float) -> list[Pair]:

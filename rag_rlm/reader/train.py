@@ -262,6 +262,7 @@ def _rebuild(s: dict) -> str:
     flags += [f"--chained {mix['chained']}"] if mix.get("chained") else []
     flags += [f"--premised {mix['premised']}"] if mix.get("premised") else []
     flags += [f"--swapped {mix['swapped']}"] if mix.get("swapped") else []
+    flags += [f"--echoed {mix['echoed']}"] if mix.get("echoed") else []
     flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", Mix.same_article) != Mix.same_article else []
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
     flags += [f"--base {s['base']}"] if s.get("base") else []
