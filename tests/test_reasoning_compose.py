@@ -23,6 +23,15 @@ def test_a_count_is_not_the_day_of_a_date():
     assert "6,960" in typed_candidates("How many people live there?", "Ardmore had a population of 6,960.")
 
 
+def test_where_a_file_is_kept_is_its_path_not_a_name_the_sentence_also_says():
+    # "Linux" had been the short answer to where the hostname is stored
+    sentence = "The name is stored in the /etc/hostname file and given to the Linux kernel at boot."
+    assert short_answer("Where is the machine's hostname stored?", sentence) == "/etc/hostname"
+    assert short_answer("Where was Ada born?", "Ada was born in Paris in 1815.") == "Paris"
+    assert short_answer("Where is the queue?", "Mail waits in /var/spool/postfix or ~/.cache/mail.") == ""  # two paths
+    assert not any("/" in c for c in typed_candidates("Where is it documented?", "See http://example.com/docs/a."))  # no path
+
+
 def test_a_number_inside_a_name_is_no_figure():
     # "UTF-16BE" twice had been one unique figure, 16, said as the answer to "how many bytes"
     assert typed_candidates("How many bytes does a value take?", "It is stored as UTF-16BE or UTF-16LE.") == []

@@ -18,6 +18,7 @@ _DATE = (r"\b(?:\d{1,2}\s+)?(?:January|February|March|April|May|June|July|August
          r"December|Jan|Feb|Mar|Apr|Jun|Jul|Aug|Sep|Sept|Oct|Nov|Dec)\.?(?:\s+\d{1,2})?(?:,?\s+\d{4})?\b")
 _NUMBER = (r"(?:[$€£]\s?)?(?<![A-Za-z]-)\b\d[\d,.]*(?![A-Za-z\d])(?:\s?(?:%|percent|per cent))?(?:\s+(?:[a-z]+\s+)?(?:days?|weeks?|months?|years?|"
            r"hours?|minutes?|people|employees|km|miles|metres|meters|feet|million|billion|thousand))?")
+_PATH = r"(?<![\w/.])(?:~|\.{1,2})?/[\w.+-]*\w(?:/[\w.+-]*\w)*/?"  # /etc/hostname, ~/.config, ./build/
 _NAME = r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|da|van|von|and|&)?\s*[A-Z][\w'’.-]*)*"
 
 
@@ -61,7 +62,9 @@ def _answer_patterns(ask: str) -> tuple[str, ...] | None:
                 r"amount|number)\b|^\s*what\s+(?:is|was|are|were)\s+(?:\w+\s+)?(?:population|size|height|length|"
                 r"area|capacity|attendance)\b", ask):
         return (_NUMBER,)
-    if re.match(rf"^\s*(?:who|whom|whose|where)\b|^\s*(?:what|which)\s+(?:\w+\s+){{0,3}}?(?:{_NAMED_THINGS})\b", ask):
+    if re.match(r"^\s*where\b", ask):
+        return (_PATH, _NAME)  # a file's place is its path ("/etc/hostname"), not a name the sentence also says
+    if re.match(rf"^\s*(?:who|whom|whose)\b|^\s*(?:what|which)\s+(?:\w+\s+){{0,3}}?(?:{_NAMED_THINGS})\b", ask):
         return (_NAME,)
     return None
 
