@@ -117,6 +117,21 @@ def test_html_bold_titles_head_what_follows_but_a_tables_title_and_a_bold_item_d
                         "Table 1. Sizes\n\nName: int; Size: 4 bytes\n\n### Other\n\n#### Footnote\n\nText.")
 
 
+def test_a_bold_title_heads_only_its_sidebar_and_the_section_goes_on_after_it(tmp_path):
+    # DocBook (the Debian Administrator's Handbook): the sidebar's title had headed the rest of the
+    # section, so "The creation of an account ..." read as part of "BACK TO BASICS Quota"
+    html = """<html><body><h2>Creating Accounts</h2><p>Use adduser.</p>
+    <div class="sidebar"><div class="titlepage"><div><p class="title"><strong><em>BACK TO BASICS</em> Quota</strong></p>
+    </div></div><div class="para">A quota limits disk space.</div></div>
+    <div class="para">The creation of an account copies /etc/skel/.</div>
+    <div class="sidebar"><div class="titlepage"><p class="title"><strong>NOTE Groups</strong></p></div>
+    <div class="para">Groups grant permissions.</div></div><h3>Next</h3><p>Text.</p></body></html>"""
+    assert one(write(tmp_path / "accounts.html", html)).text == (
+        "## Creating Accounts\n\nUse adduser.\n\n### BACK TO BASICS Quota\n\nA quota limits disk space.\n\n"
+        "## Creating Accounts\n\nThe creation of an account copies /etc/skel/.\n\n### NOTE Groups\n\n"
+        "Groups grant permissions.\n\n### Next\n\nText.")
+
+
 def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_say_their_names(tmp_path):
     html = """<html><body><h2>Overrides <a class="permalink" href="#o">&para;</a></h2>
     <div class="note">The default value of <code><a href="core.html">AllowOverride</a></code> is <code>None</code>.

@@ -173,16 +173,30 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
 def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
     blocks: list[str] = []
     level = 0  # of the innermost heading so far: a bold title is a heading below it
+    current = ""  # the heading line in force
     titles: set[int] = set()  # bold titles already said as headings
+    scopes = _TitleScopes()
+    resumed = ""  # a heading to say again before the next text
+
+    def add(block: str, is_heading: bool = False) -> None:
+        nonlocal resumed
+        if resumed and not is_heading:
+            blocks.append(resumed)
+        resumed = ""
+        blocks.append(block)
+
     for tag in root.find_all(list(_HEADINGS) + list(_BLOCKS) + ["div", "section", "article", "footer"]):
         if id(tag) in titles:
             continue
+        if (back := scopes.leave(tag)) is not None:
+            current, level = back  # past a sidebar with a bold title: the section goes on, said
+            resumed = current  # again before its next text (not before a heading that follows)
         if tag.name in ("div", "section", "article", "footer"):
             # only the text placed directly in a container, with its inline tags ("The default
             # is <code>None</code>."); its block children are visited anyway
             own = _own_words(tag)
             if own:
-                blocks.append(own)
+                add(own)
             continue
         if tag.name != "pre" and tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
             continue  # nested inside a block already taken whole (e.g. <p> in <li>); code never is
@@ -192,16 +206,19 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             code = tag.get_text().strip("\n")
             manual = man_page_blocks(code)  # unless it is a manual page as a terminal shows it
             if manual is not None:
-                blocks.extend(manual)
+                for block in manual:
+                    add(block, block.startswith("#"))
                 continue
             fence = "~~~" if "```" in code else "```"
             if code.strip():
-                blocks.append(f"{fence}\n{code}\n{fence}")
+                add(f"{fence}\n{code}\n{fence}")
             continue
         if tag.name in ("p", "li") and (title := _bold_title(tag)) is not None:
             # "<p><b>Maximum Database Size</b></p><p>Every database ...": the bold line is the
             # heading of what follows, not the first words of its first sentence
-            blocks.append(f"{'#' * min(level + 1, 6)} {_words(title)}")
+            scopes.enter(title, current, level)
+            current = f"{'#' * min(level + 1, 6)} {_words(title)}"
+            add(current, is_heading=True)
             titles.add(id(title))
             if title is tag:
                 continue
@@ -215,8 +232,42 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
         if words:
             level = heading or level
             mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
-            blocks.append(f"{mark} {words}" if mark else words)
+            add(f"{mark} {words}" if mark else words, is_heading=bool(heading))
+            current = blocks[-1] if heading else current
     return blocks
+
+
+class _TitleScopes:
+    """Where a bold title's heading ends: with the smallest container that holds the title and the
+    text after it (a DocBook sidebar, "BACK TO BASICS Quota"). Past that container the heading in
+    force before it is said again, else the section's next paragraphs read as the sidebar's."""
+
+    def __init__(self) -> None:
+        self.open: list[tuple[Any, str, int]] = []  # (container, heading line and level before it)
+
+    def enter(self, title, before: str, level: int) -> None:  # noqa: ANN001 - a bs4 Tag
+        scope = _scope(title)
+        if scope is not None and not (self.open and self.open[-1][0] is scope):
+            self.open.append((scope, before, level))
+
+    def leave(self, tag) -> tuple[str, int] | None:  # noqa: ANN001 - a bs4 Tag
+        """The heading line and level to go back to when `tag` is past the open containers."""
+        back = None
+        while self.open and not any(p is self.open[-1][0] for p in tag.parents):
+            _, before, level = self.open.pop()
+            back = (before, level)  # the outermost one left wins
+        return back
+
+
+def _scope(title):  # noqa: ANN001, ANN202 - bs4 Tags
+    """The smallest container of `title` that also holds the next text after it; None when that
+    is the page itself (the title heads the rest of the page)."""
+    after = title.find_next(lambda t: t.name in _BLOCKS or (t.name == "div" and bool(_own_words(t))))
+    if after is None:
+        return None
+    holds = {id(p) for p in after.parents}
+    scope = next((p for p in title.parents if id(p) in holds), None)
+    return None if scope is None or scope.name in ("body", "html", "[document]") else scope
 
 
 def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag
