@@ -128,22 +128,25 @@ def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
 
 def test_a_lead_in_is_said_with_the_short_command_after_it(reasoner, embedder):
     """A how-to gives the command after a colon, as code: the lead-in is judged by its own words
-    and said with the command, quoted to the code's end; an example of several lines is not said."""
+    and said with the command, quoted to the code's end. Before a longer example it is said alone,
+    its colon a full stop, when it makes a statement itself; "For example:" never is."""
     lead_in = ("Whenever you make a change to the mailer.cf file, execute the following command as root "
                "in order to refresh a running mail system:")
     other = "The mailer.cf file must be owned by root."
     question = "Which command makes a running mail system pick up changes to mailer.cf?"
-    for code, said in (("# mailer reload", True), ("mailer stop\nmailer check\nmailer start", False)):
-        text = f"{lead_in}\n\n```\n{code}\n```\n\n{other}"
-        ev = evidence(embedder, "Mailer configuration", [lead_in, other], text=text)
+    long_code = "mailer stop\nmailer check\nmailer start"
+    for opening, code, said in ((lead_in, "# mailer reload", f"{lead_in} # mailer reload"),
+                                (lead_in, long_code, lead_in[:-1] + "."), ("For example:", long_code, None)):
+        text = f"{opening}\n\n```\n{code}\n```\n\n{other}"
+        ev = evidence(embedder, "Mailer configuration", [opening, other], text=text)
         draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
-        if said:
-            assert draft.parts[0].found and draft.claims[0].text == f"{lead_in} # mailer reload"
-            (source,) = draft.claims[0].sources
-            assert text[source.start:source.end] == f"{lead_in}\n\n```\n{code}\n```"
-            assert "list_lead_in" in draft.rules
-        else:
-            assert not any(c.text.startswith(lead_in) for c in draft.claims)
+        if said is None:
+            assert not any(c.text.startswith("For example") for c in draft.claims)
+            continue
+        assert draft.parts[0].found and draft.claims[0].text == said and "list_lead_in" in draft.rules
+        (source,) = draft.claims[0].sources
+        quoted = text[source.start:source.end]
+        assert quoted == (f"{lead_in}\n\n```\n{code}\n```" if code != long_code else lead_in)
 
 
 MEMORY_ENTRIES = [("Memory", "shared_buffers (integer): Sets the amount of memory the server uses for shared memory buffers."),

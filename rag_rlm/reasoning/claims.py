@@ -138,8 +138,13 @@ def _with_code(c: Candidate, max_code: int) -> Candidate:
         return c
     lines = [line.strip() for line in m[2].splitlines() if line.strip()]
     code = "; ".join(lines)
-    if len(lines) > 2 or len(code) > max_code or not re.search(r"[A-Za-z]{2}", code):
-        return c  # an example to open, or symbols ("<< &< &>"): not a command or a setting to read
+    if not re.search(r"[A-Za-z]{2}", code):
+        return c  # symbols ("<< &< &>"): nothing to read
+    if len(lines) > 2 or len(code) > max_code:  # an example to open, after a lead-in that says
+        if len(sentence.text.split()) < _DEFAULTS.statement_words:  # something itself ("The DNS servers
+            return c  # are indicated in /etc/resolv.conf, ..., as in the following example:") or nothing
+        said = replace(sentence, text=sentence.text.rstrip().removesuffix(":").rstrip() + ".")
+        return Candidate(said, span, c.vector, judged_as=sentence.text)
     said = replace(sentence, text=f"{sentence.text.rstrip()} {code}", end=span.start + m.end())
     return Candidate(said, span, c.vector, judged_as=sentence.text)
 

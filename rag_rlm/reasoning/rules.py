@@ -56,7 +56,7 @@ RULES: tuple[Rule, ...] = (
          "the hop's sentences come from that page", "a bridge goes to its thing's page; the answer is what it says",
          "tests/test_reasoning_extractive.py::test_a_side_or_a_hop_is_answered_from_its_things_own_page"),
     Rule("list_lead_in", "answer", "a sentence ending in ':' followed by list items",
-         "said with its items or its short code block, quoted as one range", "a lead-in alone says nothing",
+         "said with its items or its short code block, quoted as one range; before a longer example, alone when it makes a statement", "a lead-in alone says nothing",
          "tests/test_reasoning_extractive.py::test_a_lead_in_is_said_with_the_items_of_its_list"),
     Rule("other_entry", "answer", "a question that names a code identifier (max_connections, os.path.splitext) and a "
          "sentence of a manual entry named for another identifier or a keyword (COSTS), which does not name the "

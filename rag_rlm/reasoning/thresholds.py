@@ -28,6 +28,8 @@ class Thresholds:
     max_items: int = 8
     # ... or with the code block right after it when it is this short, in two lines at most (a command, a setting)
     max_code_chars: int = 160
+    # ... and a lead-in to a longer example is said alone (its colon a full stop) when it has this many words
+    statement_words: int = 6
     # bridge: follow-up retrievals on entities named by the first `bridge_from` hits
     bridge_entities: int = 2
     bridge_from: int = 3
@@ -76,6 +78,7 @@ DEFAULT_SOURCES = {
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "max_items": "a longer list is cut: the asker opens the document",
+    "statement_words": "bench/realdocs: \"Roughly equivalent to:\" (3 words) says nothing; \"The DNS servers to be used are indicated in /etc/resolv.conf, ...\" does",
     "max_code_chars": "two lines of a manual's example (bench/realdocs): a longer one is an example to open, not an answer to read",
     "hop_unless": "measured on the hotpotqa/musique tune halves (bench/eval_results.md)",
     "hop_claims": "tune halves, hotpotqa lead: 1 0.385, 2 0.359, 4 0.308 (bench/eval_results.md)",
