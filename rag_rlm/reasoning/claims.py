@@ -97,13 +97,13 @@ def of_another_row(asked: set[str], sentence: Sentence) -> bool:
     return bool(asked) and bool(names) and not names & asked
 
 
-def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items,
-               max_code: int = _DEFAULTS.max_code_chars) -> list[Candidate]:
+def with_lists(cands: list[Candidate], thresholds: Thresholds = _DEFAULTS) -> list[Candidate]:
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted
     from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
     one reason of several. The items are said by the list, not again on their own. A lead-in to
-    a short code block ("execute the following command: # postfix reload") is said with it."""
+    code is said with it when the code is short ("execute the following command: # postfix
+    reload"), else alone when it makes a statement itself (`_with_code`)."""
     by_place = {(c.span.id, c.sentence.index): c for c in cands}
     out, absorbed = [], set()
     for c in cands:
@@ -111,13 +111,13 @@ def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items,
             out.append(c)
             continue
         items = []
-        while len(items) < max_items:
+        while len(items) < thresholds.max_items:
             nxt = by_place.get((c.span.id, c.sentence.index + len(items) + 1))
             if nxt is None or nxt.sentence.kind != "item":
                 break
             items.append(nxt)
         if not items:
-            out.append(_with_code(c, max_code))
+            out.append(_with_code(c, thresholds))
             continue
         absorbed |= {id(i) for i in items}
         said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
@@ -129,23 +129,24 @@ def with_lists(cands: list[Candidate], max_items: int = _DEFAULTS.max_items,
 _CODE_AFTER = re.compile(r"\s*(```|~~~)[^\n]*\n(.*?)\n[ \t]*\1", re.DOTALL)
 
 
-def _with_code(c: Candidate, max_code: int) -> Candidate:
-    """A lead-in with the fenced code right after it in its chunk, its lines joined by "; ",
-    when that code is short; else the lead-in alone."""
+def _with_code(c: Candidate, thresholds: Thresholds) -> Candidate:
+    """A lead-in with the fenced code right after it in its chunk: said with the code, its lines
+    joined by "; ", when the code is a command or a setting (two lines, `max_code_chars`); said
+    alone, its colon a full stop, before a longer example when it has `statement_words` ("The DNS
+    servers to be used are indicated in /etc/resolv.conf, ..., as in the following example:"),
+    where "For example:" says nothing. Either way the reader judges the lead-in's own words."""
     span, sentence = c.span, c.sentence
     m = _CODE_AFTER.match(span.text, sentence.end - span.start)
-    if m is None:
-        return c
+    if m is None or not re.search(r"[A-Za-z]{2}", m[2]):
+        return c  # no code, or only symbols ("<< &< &>"): nothing to read
     lines = [line.strip() for line in m[2].splitlines() if line.strip()]
     code = "; ".join(lines)
-    if not re.search(r"[A-Za-z]{2}", code):
-        return c  # symbols ("<< &< &>"): nothing to read
-    if len(lines) > 2 or len(code) > max_code:  # an example to open, after a lead-in that says
-        if len(sentence.text.split()) < _DEFAULTS.statement_words:  # something itself ("The DNS servers
-            return c  # are indicated in /etc/resolv.conf, ..., as in the following example:") or nothing
+    if len(lines) <= 2 and len(code) <= thresholds.max_code_chars:
+        said = replace(sentence, text=f"{sentence.text.rstrip()} {code}", end=span.start + m.end())
+    elif len(sentence.text.split()) >= thresholds.statement_words:
         said = replace(sentence, text=sentence.text.rstrip().removesuffix(":").rstrip() + ".")
-        return Candidate(said, span, c.vector, judged_as=sentence.text)
-    said = replace(sentence, text=f"{sentence.text.rstrip()} {code}", end=span.start + m.end())
+    else:
+        return c
     return Candidate(said, span, c.vector, judged_as=sentence.text)
 
 

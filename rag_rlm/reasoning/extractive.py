@@ -136,7 +136,7 @@ class ExtractiveReasoner:
         no sentence of a manual entry or a table row named for another thing than the question names."""
         fired: tuple[str, ...] = ()
         if "list_lead_in" in self.rules:
-            listed = with_lists(cands, self.thresholds.max_items, self.thresholds.max_code_chars)
+            listed = with_lists(cands, self.thresholds)
             fired = ("list_lead_in",) if [c.sentence for c in listed] != [c.sentence for c in cands] else ()
             cands = listed
         if "other_entry" in self.rules and (asked := identifiers(question)):
