@@ -185,6 +185,9 @@ DESCRIPTION
 
        -f     Flush the queue: attempt to deliver all queued mail.
 
+   Output control
+       --json Print the queue as JSON.
+
        The queue ID is followed by a status character:
 
               !      The message is in the hold queue, i.e. no further deliv-
@@ -200,16 +203,16 @@ MAN_TEXT = ("## NAME\n\nqueuectl - mail queue control\n\n## SYNOPSIS\n\n```\nque
             "## DESCRIPTION\n\nThe queuectl(1) command lists and flushes the queue. See the queueadmin(1) command "
             "for operations that require super-user privileges such as deleting a message.\n\n"
             "-c config_dir: The configuration file is in the named directory instead of the default one.\n\n"
-            "-f: Flush the queue: attempt to deliver all queued mail.\n\n"
+            "-f: Flush the queue: attempt to deliver all queued mail.\n\n### Output control\n\n--json: Print the queue as JSON.\n\n"
             "The queue ID is followed by a status character:\n\n"
             "!: The message is in the hold queue, i.e. no further delivery attempt is made.\n\n"
             "## SEE ALSO\n\n- queueadmin(1), privileged queue operations\n\n- syslogd(8), system logging")
 
 
 def test_a_manual_page_as_a_terminal_shows_it_is_read_as_prose(tmp_path):
-    """man2html's <pre> (Postfix's pages) and `man queuectl > queuectl.txt`: section names are
-    headings, a word hyphenated at a line's end is whole, a tag is said before its description,
-    the running head and foot are dropped; any other <pre> stays code."""
+    """man2html's <pre> (Postfix's pages) and `man queuectl > queuectl.txt`: section and
+    subsection names are headings, a word hyphenated at a line's end is whole, a tag is said
+    before its description, the running head and foot are dropped; any other <pre> stays code."""
     import html as html_lib
 
     page = f"<html><head><title>queuectl(1)</title></head><body><pre>{html_lib.escape(MAN_PAGE)}</pre></body></html>"

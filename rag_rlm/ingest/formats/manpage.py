@@ -18,9 +18,12 @@ __all__ = ["man_page_blocks"]
 _HEADER = re.compile(r"\s*(?P<page>[A-Za-z_][\w.:+-]*\([0-9][a-z]*\))\s.*(?P=page)\s*$")
 _SECTION = re.compile(r"[A-Z][A-Z0-9()/&,' -]*")  # "DESCRIPTION", "SEE ALSO", "AUTHOR(S)"
 _TAGGED = re.compile(r"( *)(\S(?:\S| (?! ))*) {2,}(\S.*)")  # "-f     Flush the queue: ..."
+_SHORT_OPTION = re.compile(r"( *)(-\S+) (\S.*)")
+_TAG_WIDTH = 7  # where groff sets a tagged paragraph's description, from the tag's column
 _SHORT_LINE = 55  # lines this short, one after another, are a list (SEE ALSO, an address), not prose
 _TERM_LENGTH = 24  # a tag longer than this on its description's line is justified prose
 _CODE_SECTIONS = frozenset({"SYNOPSIS"})
+_SUBSECTION_INDENT = 4  # a subsection's name is set in 3 columns; paragraphs and tags in 7
 _BULLETS = frozenset({"o", "\u2022", "\u00b7"})  # groff's list bullets in ASCII and UTF-8
 
 
@@ -39,12 +42,13 @@ def man_page_blocks(text: str) -> list[str] | None:
         if not group[0].startswith(" ") and _SECTION.fullmatch(group[0]):
             section, group = group[0], group[1:]  # its first paragraph follows on the next line
             blocks.append(f"## {section}")
+        if group and 0 < _indent(group[0]) <= _SUBSECTION_INDENT and section not in _CODE_SECTIONS:
+            blocks.append(f"### {group[0].strip().rstrip(':')}")  # "   Generic Program Information"
+            group = group[1:]
         if not group:
             continue
         if section in _CODE_SECTIONS:
             _add_code(blocks, group)
-        elif len(group) == 1 and 0 < _indent(group[0]) <= 4:  # "   To flush the mail queue:"
-            blocks.append(f"### {group[0].strip().rstrip(':')}")
         else:
             blocks.extend(_paragraph(group))
     return blocks
@@ -89,6 +93,9 @@ def _tag(group: list[str]) -> tuple[str, list[str]]:
     if (m is not None and len(m[2]) <= _TERM_LENGTH and m.start(3) - indent >= 4
             and not m[2].endswith((".", ",", ";", ":")) and all(_indent(line) >= m.start(3) for line in rest)):
         return m[2], [m[3], *rest]  # (justified prose fails the last test: its lines go back to its indent)
+    m = _SHORT_OPTION.fullmatch(group[0])  # "--help Output a usage message": a 6-letter tag leaves one space
+    if m is not None and m.start(3) == indent + _TAG_WIDTH and all(_indent(line) >= m.start(3) for line in rest):
+        return m[2], [m[3], *rest]
     if rest and all(_indent(line) >= indent + 4 for line in rest) and len(group[0].strip()) <= 2 * _TERM_LENGTH:
         return _join(group[:1]), rest
     return "", []
