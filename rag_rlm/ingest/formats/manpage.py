@@ -112,14 +112,20 @@ def _add_code(blocks: list[str], group: list[str]) -> None:
 
 def _join(lines: list[str]) -> str:
     """Lines as one: a word hyphenated at a line's end is whole again, justified gaps closed."""
-    text = ""
+    parts: list[str] = []  # the lines and the spaces between them: each part is at most one line
     for line in lines:
         line = line.strip()
-        if re.search(r"[a-z][-\u2010]$", text) and line[:1].islower():
-            text = text[:-1] + line
-        else:
-            text = f"{text} {line}" if text else line
-    return re.sub(r" {2,}", " ", text)
+        if parts and _broken(parts[-1]) and line[:1].islower():
+            parts[-1] = parts[-1][:-1]  # "delet-" + "ing"
+        elif parts:
+            parts.append(" ")
+        parts.append(line)
+    return re.sub(r" {2,}", " ", "".join(parts))
+
+
+def _broken(line: str) -> bool:
+    """Whether groff broke a word at the line's end (U+2010 is its hyphen in UTF-8 output)."""
+    return len(line) > 1 and line[-1] in "-\u2010" and line[-2].islower()
 
 
 def _indent(line: str) -> int:
