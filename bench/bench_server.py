@@ -235,7 +235,10 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
     limits = httpx.Limits(max_connections=args.clients, max_keepalive_connections=args.clients)
     async with httpx.AsyncClient(base_url=base, timeout=120, limits=limits) as http:
         cols = (await http.get("/v1/collections")).json()["collections"]
-        chunks = next(c["chunks"] for c in cols if c["name"] == args.collection)
+        chunks = next((c["chunks"] for c in cols if c["name"] == args.collection), None)
+        if chunks is None:
+            sys.exit(f"no collection {args.collection!r} in the store ({args.store or args.data}): "
+                     "run without --no-ingest to build it, or name the store that has it with --store")
         print(f"\n[{mode}: RAG_RLM_READER={MODES[mode] or 'the shipped reader'}] collection {args.collection!r}: "
               f"{chunks} chunks; {args.clients} clients for {args.duration:g} s; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
