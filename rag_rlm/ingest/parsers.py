@@ -232,8 +232,10 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
         if words:
             level = heading or level
             mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
-            add(f"{mark} {words}" if mark else words, is_heading=bool(heading))
-            current = blocks[-1] if heading else current
+            block = f"{mark} {words}" if mark else words
+            add(block, is_heading=bool(heading))
+            if heading:
+                current = block
     return blocks
 
 

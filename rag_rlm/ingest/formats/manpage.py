@@ -20,6 +20,7 @@ _SECTION = re.compile(r"[A-Z][A-Z0-9()/&,' -]*")  # "DESCRIPTION", "SEE ALSO", "
 _TAGGED = re.compile(r"( *)(\S(?:\S| (?! ))*) {2,}(\S.*)")  # "-f     Flush the queue: ..."
 _SHORT_OPTION = re.compile(r"( *)(-\S+) (\S.*)")
 _TAG_WIDTH = 7  # where groff sets a tagged paragraph's description, from the tag's column
+_TAG_GAP = 4  # a description set at least this far in from its tag's column (justified prose is not)
 _SHORT_LINE = 55  # lines this short, one after another, are a list (SEE ALSO, an address), not prose
 _TERM_LENGTH = 24  # a tag longer than this on its description's line is justified prose
 _CODE_SECTIONS = frozenset({"SYNOPSIS"})
@@ -90,13 +91,13 @@ def _tag(group: list[str]) -> tuple[str, list[str]]:
     description set further in ("-c config_dir")."""
     indent, rest = _indent(group[0]), group[1:]
     m = _TAGGED.fullmatch(group[0])
-    if (m is not None and len(m[2]) <= _TERM_LENGTH and m.start(3) - indent >= 4
+    if (m is not None and len(m[2]) <= _TERM_LENGTH and m.start(3) - indent >= _TAG_GAP
             and not m[2].endswith((".", ",", ";", ":")) and all(_indent(line) >= m.start(3) for line in rest)):
         return m[2], [m[3], *rest]  # (justified prose fails the last test: its lines go back to its indent)
     m = _SHORT_OPTION.fullmatch(group[0])  # "--help Output a usage message": a 6-letter tag leaves one space
     if m is not None and m.start(3) == indent + _TAG_WIDTH and all(_indent(line) >= m.start(3) for line in rest):
         return m[2], [m[3], *rest]
-    if rest and all(_indent(line) >= indent + 4 for line in rest) and len(group[0].strip()) <= 2 * _TERM_LENGTH:
+    if rest and all(_indent(line) >= indent + _TAG_GAP for line in rest) and len(group[0].strip()) <= 2 * _TERM_LENGTH:
         return _join(group[:1]), rest
     return "", []
 
