@@ -50,13 +50,13 @@ def main() -> None:
         r = assistant.ask(q["question"], collection, history=history)
         rows.append({"id": q["id"], "question": q["question"], "after": q.get("after", ""),
                      "resolved": r.resolved_question, "answer": r.answer, "found": r.found,
-                     "short_answer": r.short_answer, "cited": [c.span.source.rsplit("/", 1)[-1] for c in r.citations],
+                     "confidence": round(float(r.confidence), 4), "short_answer": r.short_answer, "cited": [c.span.source.rsplit("/", 1)[-1] for c in r.citations],
                      "expect": q["expect"], "seconds": round(time.perf_counter() - started, 2)})
         row = rows[-1]
         print(f"\n[{row['id']}] {row['question']}" + (f"  (after: {row['after']}; resolved: {row['resolved']})"
                                                       if row["after"] else ""))
         print(f"  expect: {row['expect']}")
-        print(f"  found={row['found']} short={row['short_answer']!r} cited={row['cited'][:3]} {row['seconds']}s")
+        print(f"  found={row['found']} ({row['confidence']}) short={row['short_answer']!r} cited={row['cited'][:3]} {row['seconds']}s")
         print("  " + row["answer"].replace("\n", "\n  "))
     if args.out:
         Path(args.out).write_text(json.dumps(rows, indent=1, ensure_ascii=False))

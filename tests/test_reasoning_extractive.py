@@ -176,6 +176,31 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not of_another_entry({"work_mem"}, replace(option, heading="Resource Consumption"))
 
 
+CONFIG_ENTRIES = [("Builtin Configuration Values", "MAX_BODY_BYTES: Do not read more than this many bytes of a request body."),
+                  ("Builtin Configuration Values — MAX_BODY_BYTES", "If not set, the whole body is read."),
+                  ("Builtin Configuration Values — MAX_BODY_BYTES", "Default: None"),
+                  ("Builtin Configuration Values", "So how do you limit the size of a request body?"),
+                  ("Builtin Configuration Values", "Default: 3")]
+
+
+def test_a_labelled_value_under_an_entry_answers_and_a_pages_own_question_does_not(reasoner, embedder):
+    """A settings reference writes an entry's default as "Default: None" after its description:
+    that short sentence answers for the entry and is said of it, since the asker does not see the
+    entry around it. The same two words under a plain section heading stay a fragment; a question
+    the page asks itself never answers one."""
+    ev = evidence(embedder, "Configuration Handling", [t for _, t in CONFIG_ENTRIES])
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                     for e, (h, _) in zip(ev.sentences, CONFIG_ENTRIES, strict=True)))
+    draft = reasoner.answer([SubQuestion("What is the default value of MAX_BODY_BYTES?")], [ev], 4000)[0]
+    said = [c.text for c in draft.claims]
+    assert draft.parts[0].found and said[0] == "Default of MAX_BODY_BYTES: None", said
+    (source,) = draft.claims[0].sources  # the quote is the page's own words
+    assert ev.spans[0].text[source.start:source.end] == "Default: None"
+    assert "Default: 3" not in said
+    limit = reasoner.answer([SubQuestion("How do you limit the size of a request body?")], [ev], 4000)[0]
+    assert not any(c.text.endswith("?") for c in limit.claims)
+
+
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",
                 "Name: integer; Storage Size: 4 bytes; Description: typical choice for integer",
                 "Name: bigint; Storage Size: 8 bytes; Description: large-range integer",
@@ -350,3 +375,4 @@ def test_a_side_or_a_hop_is_answered_from_its_things_own_page(reasoner, embedder
         assert len(draft.claims) == 1
     off = make(embedder, reasoner.scorer, (rule,)).answer([sub], [ev], 4000)[0]
     assert rule not in off.rules
+

@@ -13,6 +13,7 @@ import numpy as np
 
 from ..ingest.sentences import entry_term, split_sentences
 from ..types import Sentence
+from . import english
 from .base import Candidate, Claim
 from .forms import TABLE_ROW
 from .thresholds import Thresholds
@@ -20,11 +21,50 @@ from .thresholds import Thresholds
 _DEFAULTS = Thresholds()
 
 
+def _asks(text: str) -> bool:
+    """A question the page asks itself: it ends with "?" and opens, after at most one linking word
+    ("So how do you ..."), with a question word or an auxiliary. "… debts).[unreliable source?]"
+    ends with "?" and asks nothing."""
+    if not text.endswith("?"):
+        return False
+    words = text.lower().split()[:2]
+    linking = words and (words[0] in english.CONJUNCTIONS or words[0].capitalize() in english.DISCOURSE_WORDS)
+    opening = words[1:] if linking else words
+    return bool(opening) and opening[0] in english.WH_WORDS | english.AUX_WORDS
+
+
 def answers_alone(sentence: Sentence) -> bool:
-    """Headings, lead-ins to a list ("... for several reasons:") and two-word fragments say
-    nothing on their own: they are context, never an answer."""
+    """Headings, lead-ins to a list ("... for several reasons:"), a page's own questions ("So how
+    do you register that blueprint?") and two-word fragments say nothing on their own: they are
+    context, never an answer. A labelled value under its entry ("Default: None" under
+    MAX_CONTENT_LENGTH) is a statement, however short."""
     text = sentence.text.rstrip()
-    return sentence.kind != "heading" and not text.endswith(":") and len(text.split()) >= 3
+    if sentence.kind == "heading" or text.endswith(":") or _asks(text):
+        return False
+    return len(text.split()) >= 3 or _labelled_value(sentence) is not None
+
+
+def _labelled_value(sentence: Sentence) -> tuple[str, str, str] | None:
+    """(label, value, entry) of a two-word "Label: value" sentence under a manual entry's name
+    ("Default: None" under MAX_CONTENT_LENGTH), else None."""
+    words = sentence.text.split()
+    entry = sentence.heading.rpartition(" — ")[2].strip()
+    if len(words) != 2 or not words[0].endswith(":") or not entry:
+        return None
+    return words[0][:-1], words[1], entry
+
+
+def said(sentence: Sentence) -> str:
+    """How a claim says its sentence: as written, except a labelled value under an entry named in
+    code, which is said of that entry ("Default of MAX_CONTENT_LENGTH: None"), since the asker
+    does not see the entry it sits in."""
+    labelled = _labelled_value(sentence)
+    if labelled is None:
+        return sentence.text
+    label, value, entry = labelled
+    if not (identifiers(entry) or _keyword(entry)):
+        return sentence.text
+    return f"{label} of {entry}: {value}"
 
 
 # a name in code: snake_case (max_connections) or dotted with parts of two letters or more

@@ -58,6 +58,7 @@ from .claims import (
     of_another_entry,
     of_another_row,
     past,
+    said,
     same,
     self_contained,
     similar,
@@ -251,8 +252,9 @@ class ExtractiveReasoner:
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        answer = compose.short_answer(question, s.text) if "short_answer" in self.rules else ""
-        return Claim(s.text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
+        text = said(s)
+        answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
+        return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
                      read_as=(question, candidate_text(cand)))
 
     # --- merge ------------------------------------------------------------------------------
