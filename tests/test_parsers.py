@@ -297,6 +297,19 @@ def test_discover_recurses_in_order_skipping_hidden_data_dir_and_unknown_types(t
         discover([tmp_path / "nope"])
 
 
+def test_html_code_inside_a_list_item_parts_its_words(tmp_path):
+    """A step of a procedure that shows its command: the words before the code end with it, and the
+    words after it start a sentence of their own (PostgreSQL's "issue the command: where label is
+    any string ..." had read as one sentence)."""
+    html = """<html><body><h1>Backups</h1><ol><li><p>Connect to the server and issue the command:</p>
+    <pre>SELECT pg_backup_start(label);</pre><p>where label is any string that names this backup.</p></li>
+    <li><p>Copy the files.</p></li></ol></body></html>"""
+    text = one(write(tmp_path / "b.html", html)).text
+    assert ("- Connect to the server and issue the command:\n\n```\nSELECT pg_backup_start(label);\n```\n\n"
+            "where label is any string that names this backup.\n\n- Copy the files.") in text
+    assert text.count("pg_backup_start") == 1  # the code is said once, where it stands
+
+
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
     html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>
@@ -308,8 +321,10 @@ def count(s):
     return len(s)</pre></div><p>It is threadsafe.<!-- a comment --></p></dd></dl></body></html>"""
     text = one(write(tmp_path / "f.html", html)).text
     assert "¶" not in text and "a comment" not in text
+    # the code sits between the description's words, as on the page; the words after it are the
+    # entry's too (said after its term), not glued onto the sentence before the code
     assert text.startswith("# functools\n\n@functools.lru_cache(maxsize=128): Decorator to wrap a function; "
-                           "see cache_info(). It is threadsafe.")
-    assert "```\n@lru_cache\ndef count(s):\n    return len(s)\n```" in text  # code keeps its lines
+                           "see cache_info().\n\n```\n@lru_cache\ndef count(s):\n    return len(s)\n```\n\n"
+                           "@functools.lru_cache(maxsize=128): It is threadsafe.")
     from rag_rlm.ingest.sentences import split_sentences
     assert not any("count(s)" in s.text for s in split_sentences(text))  # no sentence quotes code

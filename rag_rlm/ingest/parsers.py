@@ -175,6 +175,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
     level = 0  # of the innermost heading so far: a bold title is a heading below it
     current = ""  # the heading line in force
     titles: set[int] = set()  # bold titles already said as headings
+    taken: set[int] = set()  # code already said inside the description or item that holds it
     scopes = _TitleScopes()
     resumed = ""  # a heading to say again before the next text
 
@@ -202,16 +203,10 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             continue  # nested inside a block already taken whole (e.g. <p> in <li>); code never is
         if tag.name == "dt":
             continue  # said with its description (<dd>), which reads as "term: description"
-        if tag.name == "pre":  # code: kept for retrieval, fenced so that no sentence is made of it
-            code = tag.get_text().strip("\n")
-            manual = man_page_blocks(code)  # unless it is a manual page as a terminal shows it
-            if manual is not None:
-                for block in manual:
+        if tag.name == "pre":
+            if id(tag) not in taken:
+                for block in _code_blocks(tag):
                     add(block, block.startswith("#"))
-                continue
-            fence = "~~~" if "```" in code else "```"
-            if code.strip():
-                add(f"{fence}\n{code}\n{fence}")
             continue
         if tag.name in ("p", "li") and (title := _bold_title(tag)) is not None:
             # "<p><b>Maximum Database Size</b></p><p>Every database ...": the bold line is the
@@ -222,6 +217,22 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             titles.add(id(title))
             if title is tag:
                 continue
+        if tag.name in ("dd", "li") and tag.find("pre") is not None:
+            # code inside a description or an item sits between its words, as the page shows it;
+            # said after them all, it had glued "copy the output of this to your config:" to the
+            # sentence after the code. Later words of a description are said after its terms too,
+            # so that their sentences stay the entry's.
+            term = _terms(tag) if tag.name == "dd" else ""
+            opening = True
+            for words in _around_code(tag, titles, taken):
+                if isinstance(words, str):
+                    lead = f"{term}: " if term else "- " if tag.name == "li" and opening else ""
+                    add(f"{lead}{words}")
+                    opening = False
+                else:
+                    for block in _code_blocks(words):
+                        add(block, block.startswith("#"))
+            continue
         words = _row(tag) if tag.name == "tr" else _words(tag, without=titles)
         if tag.name == "dd":
             term = _terms(tag)
@@ -237,6 +248,45 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             if heading:
                 current = block
     return blocks
+
+
+def _code_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
+    """Code, kept for retrieval and fenced so that no sentence is made of it; or, when the <pre>
+    is a manual page as a terminal shows it, that page's blocks."""
+    code = pre.get_text().strip("\n")
+    manual = man_page_blocks(code)
+    if manual is not None:
+        return manual
+    fence = "~~~" if "```" in code else "```"
+    return [f"{fence}\n{code}\n{fence}"] if code.strip() else []
+
+
+def _around_code(tag, without: set[int], taken: set[int]) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
+    """The words of `tag` and the <pre>s inside it, in the page's order: a string for each run of
+    words, the <pre> Tag for each piece of code (whose id() goes into `taken`)."""
+    from bs4 import CData, NavigableString
+
+    out: list[Any] = []
+    parts: list[str] = []
+
+    def flush() -> None:
+        words = tight_brackets("".join(parts)).strip()
+        if words:
+            out.append(words)
+        parts.clear()
+
+    for node in tag.descendants:
+        if type(node) is NavigableString or isinstance(node, CData):
+            if node.find_parent("pre") is None and not (without and any(id(p) in without for p in node.parents)):
+                parts.append(str(node))
+        elif node.name == "pre":
+            flush()
+            out.append(node)
+            taken.add(id(node))
+        elif node.name in _BREAKS:
+            parts.append(" ")
+    flush()
+    return out
 
 
 class _TitleScopes:
