@@ -435,11 +435,12 @@ class ExtractiveReasoner:
                 break
             read += cost
             spans.append(span)
-        kept = {s.id for s in spans}
+        # a stored sentence names one span, but covers every span it overlaps: a span that starts
+        # inside a sentence (chunks overlap) split afresh had read "wish to protect a list, ..."
+        # from "If you wish to protect a list, ..."
         stored = [Candidate(e.sentence, e.span, e.vector) for e in evidence.sentences
-                  if e.span.id in kept and e.vector is not None]
-        covered = {e.span.id for e in evidence.sentences}
-        fresh = [s for s in spans if s.id not in covered]
+                  if e.vector is not None and any(_overlaps(e.sentence, s) for s in spans)]
+        fresh = [s for s in spans if not any(_overlaps(c.sentence, s) for c in stored)]
         return stored + self._split_and_encode(fresh), read
 
     def _split_and_encode(self, spans: Sequence[Span]) -> list[Candidate]:
@@ -455,6 +456,10 @@ class ExtractiveReasoner:
 
 
 _OWN_PAGE_RULES = {SIDE: "side_own_page", HOP: "hop_own_page"}
+
+
+def _overlaps(sentence: Sentence, span: Span) -> bool:
+    return sentence.document_id == span.document_id and sentence.start < span.end and sentence.end > span.start
 
 
 def _without(cands: list[Candidate], fired: tuple[str, ...], rule: str,
