@@ -378,22 +378,26 @@ def test_a_side_or_a_hop_is_answered_from_its_things_own_page(reasoner, embedder
 
 
 def test_a_span_that_starts_inside_a_stored_sentence_reads_the_whole_sentence(reasoner, embedder):
-    """Chunks overlap, so a retrieved span can start inside a sentence. Sentence memory names each
-    stored sentence with one span (the first it overlaps); a span all of whose sentences are named
-    with other spans is still covered by them, and is not split afresh into "wish to protect ..."."""
+    """Chunks overlap, so a retrieved span can start inside a sentence or a code block. Sentence
+    memory names each stored sentence with one span (the first it overlaps); a span all of whose
+    sentences are named with other spans is still covered by them, and is not split afresh into
+    "wish to protect ...", nor is a span inside code read as prose."""
     sentences = ["Signing lives in the signing module.",
                  "If you wish to protect a list, tuple, or dictionary you can do so using the sign_object() method.",
                  "The signature is appended to the end of the string."]
-    whole = evidence(embedder, "Cryptographic signing", sentences)
+    code = "\n\n```\n{% if signed %}\n  To protect a list, call <b>sign_object()</b> on it.\n{% endif %}\n```"
+    whole = evidence(embedder, "Cryptographic signing", sentences, text=" ".join(sentences) + code)
     text = whole.spans[0].text
     cut = text.index("wish")
 
     def span(chunk: int, start: int, end: int) -> Span:
         return replace(whole.spans[0], chunk_index=chunk, start=start, end=end, text=text[start:end])
 
-    first, inside, last = span(0, 0, text.index(" The signature")), span(1, cut, len(text)), span(2, text.index("The"), len(text))
+    end = text.index("\n\n```")
+    first, inside, last = span(0, 0, text.index(" The signature")), span(1, cut, end), span(2, text.index("The"), end)
+    in_code = span(3, text.index("  To protect"), len(text))  # no sentence of the page is in it
     stored = tuple(replace(e, span=last if e.sentence.index == 2 else first) for e in whole.sentences)
-    ev = Evidence((last, inside, first), stored)
+    ev = Evidence((in_code, last, inside, first), stored)
     draft = reasoner.answer([SubQuestion("How do I protect a list with a signature?")], [ev], 4000)[0]
     assert draft.claims and draft.claims[0].text == sentences[1]
-    assert not any(c.text.startswith("wish") for c in draft.claims)
+    assert not any(c.text.startswith("wish") or "sign_object() on it" in c.text for c in draft.claims)

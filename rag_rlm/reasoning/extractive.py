@@ -437,10 +437,12 @@ class ExtractiveReasoner:
             spans.append(span)
         # a stored sentence names one span, but covers every span it overlaps: a span that starts
         # inside a sentence (chunks overlap) split afresh had read "wish to protect a list, ..."
-        # from "If you wish to protect a list, ..."
+        # from "If you wish to protect a list, ..."; one that starts inside a code block, its
+        # template code as prose. Only the spans of a document without sentence memory are split.
         stored = [Candidate(e.sentence, e.span, e.vector) for e in evidence.sentences
                   if e.vector is not None and any(_overlaps(e.sentence, s) for s in spans)]
-        fresh = [s for s in spans if not any(_overlaps(c.sentence, s) for c in stored)]
+        remembered = {e.sentence.document_id for e in evidence.sentences}
+        fresh = [s for s in spans if s.document_id not in remembered]
         return stored + self._split_and_encode(fresh), read
 
     def _split_and_encode(self, spans: Sequence[Span]) -> list[Candidate]:
