@@ -126,6 +126,22 @@ def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
     assert not alone.claims or not alone.claims[0].text.startswith(lead_in + " To")
 
 
+def test_a_list_of_entries_is_not_said_whole_each_entry_answers(reasoner, embedder):
+    """A lead-in to a list of "TERM: description" entries is no list of reasons: each entry, and
+    each later sentence of it (read under its term), answers for itself."""
+    sentences = ["Valid arguments are as follows:", "TIMEOUT: The timeout, in seconds, to use for the store.",
+                 "This argument defaults to 300 seconds.", "OPTIONS: Any options that should be passed to the store.",
+                 "This argument defaults to an empty mapping."]
+    kinds = ["text", "item", "item", "item", "item"]
+    headings = ["", "", "TIMEOUT", "", "OPTIONS"]
+    ev = evidence(embedder, "Store arguments", sentences, kinds, sep="\n\n")
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                     for e, h in zip(ev.sentences, headings, strict=True)))
+    draft = reasoner.answer([SubQuestion("What is the default timeout of the store?")], [ev], 4000)[0]
+    said = [c.text for c in draft.claims]
+    assert draft.parts[0].found and sentences[2] in said and not any(t.startswith(sentences[0]) for t in said)
+
+
 def test_a_lead_in_is_said_with_the_short_command_after_it(reasoner, embedder):
     """A how-to gives the command after a colon, as code: the lead-in is judged by its own words
     and said with the command, quoted to the code's end. Before a longer example it is said alone,

@@ -141,7 +141,8 @@ def with_lists(cands: list[Candidate], thresholds: Thresholds = _DEFAULTS) -> li
     """`cands` with each lead-in to a list ("VACUUM has to process each table for several
     reasons:") said together with the items that follow it in its chunk, as one sentence quoted
     from the lead-in to the last item: on its own a lead-in says nothing, and an item alone says
-    one reason of several. The items are said by the list, not again on their own. A lead-in to
+    one reason of several. The items are said by the list, not again on their own; a list of
+    entries ("TIMEOUT: ...", "OPTIONS: ...") is not said whole, each entry stands. A lead-in to
     code is said with it when the code is short ("execute the following command: # postfix
     reload"), else alone when it makes a statement itself (`_with_code`)."""
     by_place = {(c.span.id, c.sentence.index): c for c in cands}
@@ -158,6 +159,11 @@ def with_lists(cands: list[Candidate], thresholds: Thresholds = _DEFAULTS) -> li
             items.append(nxt)
         if not items:
             out.append(_with_code(c, thresholds))
+            continue
+        if entry_term(items[0].sentence.text):
+            # a list of entries ("TIMEOUT: The default timeout ... This argument defaults to 300
+            # seconds"; "OPTIONS: ..."): each entry answers for itself, as a definition list's do
+            out.append(c)
             continue
         absorbed |= {id(i) for i in items}
         said = "; ".join(i.sentence.text.rstrip(" .;") for i in items)
