@@ -14,6 +14,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from .ingest.sentences import entry_term
 from .reasoning.base import Claim, Draft, PartDraft
 from .result import Citation, PartAnswer
 from .spacing import tight
@@ -72,12 +73,26 @@ def render_part(part: PartDraft, collection: str, numbering: Numbering) -> PartA
     if not part.found or not part.claims:
         return PartAnswer(part.question, not_found(part.question, collection), False,
                           confidence=part.confidence)
-    sentences, cited = [], []
+    sentences, cited, entry = [], [], ""
     for claim in part.claims:
         numbers = [numbering.number(s.span, s.start, s.end) for s in claim.sources]
         cited += [n for n in numbers if n not in cited]
-        sentences.append(with_markers(claim.text, numbers))
+        text, entry = _entry_once(claim.text, entry)
+        sentences.append(with_markers(text, numbers))
     return PartAnswer(part.question, " ".join(sentences), True, cited, part.answer, part.confidence)
+
+
+def _entry_once(text: str, previous: str) -> tuple[str, str]:
+    """`text` without the "name: " of the API entry the claim before it already opened with
+    ("Path.resolve(strict=False): ..." twice, when the entry's words around an example are two
+    blocks), and the entry `text` opens with."""
+    head, colon, rest = text.partition(": ")
+    name = entry_term(text)
+    # a code name (dotted, called or snake_case), not a table row's "Name: date; ..."
+    opening = head if colon and name and name in head and re.search(r"[._(]", name) else ""
+    if opening and opening == previous and rest:
+        return rest[:1].upper() + rest[1:], opening
+    return text, opening
 
 
 def with_markers(text: str, numbers: Sequence[int]) -> str:

@@ -154,3 +154,25 @@ def test_a_dot_that_opens_a_word_keeps_its_space_and_a_stray_space_before_a_comm
     # inline HTML tags leave "pg_restore ," and "the .gitignore": the first is tidied, the second is a name
     marked = with_markers("Run pg_restore , relative to the location of the .gitignore file", [1])
     assert marked == "Run pg_restore, relative to the location of the .gitignore file [1]."
+
+
+def test_an_api_entrys_name_is_said_once_across_its_claims():
+    """The words of an API entry before and after its example are two blocks, each opened by the
+    entry's name; said one after the other, the second does not repeat it. A table row's "Name:"
+    is a column, and stays."""
+    text = ("Path.resolve(strict=False): Make the path absolute. "
+            "Path.resolve(strict=False): \u201c..\u201d components are also eliminated. "
+            "Name: date; Storage Size: 4 bytes. Name: bigint; Storage Size: 8 bytes.")
+    doc = span("pathlib", 0, 0, len(text), text)
+
+    def said(sentence: str) -> Claim:
+        start = text.index(sentence)
+        return Claim(sentence, (Source(doc, start, start + len(sentence)),))
+
+    entry = render(Draft((found("What does Path.resolve do?", said("Path.resolve(strict=False): Make the path absolute."),
+                                said("Path.resolve(strict=False): \u201c..\u201d components are also eliminated.")),)), "docs")
+    assert entry.text == ("Path.resolve(strict=False): Make the path absolute [1]. "
+                          "\u201c..\u201d components are also eliminated [1].")
+    rows = render(Draft((found("Which is larger?", said("Name: date; Storage Size: 4 bytes."),
+                               said("Name: bigint; Storage Size: 8 bytes.")),)), "docs")
+    assert rows.text.count("Name: ") == 2
