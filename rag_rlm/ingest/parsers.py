@@ -14,6 +14,7 @@ import io
 import json
 import re
 import warnings
+from collections.abc import Iterator
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -264,8 +265,6 @@ def _code_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
 def _around_code(tag, without: set[int], taken: set[int]) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
     """The words of `tag` and the <pre>s inside it, in the page's order: a string for each run of
     words, the <pre> Tag for each piece of code (whose id() goes into `taken`)."""
-    from bs4 import CData, NavigableString
-
     out: list[Any] = []
     parts: list[str] = []
 
@@ -275,16 +274,13 @@ def _around_code(tag, without: set[int], taken: set[int]) -> list[Any]:  # noqa:
             out.append(words)
         parts.clear()
 
-    for node in tag.descendants:
-        if type(node) is NavigableString or isinstance(node, CData):
-            if node.find_parent("pre") is None and not (without and any(id(p) in without for p in node.parents)):
-                parts.append(str(node))
-        elif node.name == "pre":
-            flush()
-            out.append(node)
-            taken.add(id(node))
-        elif node.name in _BREAKS:
-            parts.append(" ")
+    for piece in _pieces(tag, without):
+        if isinstance(piece, str):
+            parts.append(piece)
+            continue
+        flush()
+        out.append(piece)
+        taken.add(id(piece))
     flush()
     return out
 
@@ -384,16 +380,22 @@ _BLOCKISH = sorted(_BREAKS | _CONTAINERS)  # what a container's own words stop a
 def _strings(tag, without: set[int] = frozenset()) -> str:  # noqa: ANN001 - a bs4 Tag
     """The text of `tag` without comments, without the code (<pre>) inside it, which is a
     block of its own, and without the children in `without`."""
+    return "".join(piece if isinstance(piece, str) else " " for piece in _pieces(tag, without))
+
+
+def _pieces(tag, without: set[int]) -> Iterator[Any]:  # noqa: ANN001 - a bs4 Tag
+    """`tag`'s text in the page's order: its strings (not a comment's, not those of the children
+    in `without`), a space for each block child or <br>, and each <pre> inside it as the Tag."""
     from bs4 import CData, NavigableString
 
-    parts: list[str] = []
     for node in tag.descendants:
         if type(node) is NavigableString or isinstance(node, CData):
             if node.find_parent("pre") is None and not (without and any(id(p) in without for p in node.parents)):
-                parts.append(str(node))
+                yield str(node)
+        elif node.name == "pre":
+            yield node
         elif node.name in _BREAKS:
-            parts.append(" ")
-    return "".join(parts)
+            yield " "
 
 
 def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
