@@ -147,19 +147,22 @@ def solve(ctx: Context, question: str) -> Node:
 
 
 def condense(ctx: Context, question: str, history: Sequence[Turn]) -> str:
-    """A follow-up as the question it stands for, within the request's budget. The rewrite is
-    kept only when the reader finds it better supported by the collection than the asker's own
-    words, and, when it put them into the earlier question's frame, than the earlier question
-    read with them: a rewrite that garbles the question ("What about the laptop?" read into an
-    earlier "Can I work from another country?") loses to the question as asked."""
+    """A follow-up as the question it stands for, within the request's budget. A rewrite that put
+    the asker's words into the earlier question's frame is kept only when the reader finds it
+    better supported by the collection than those words, alone and read after the earlier
+    question: one that garbles the question ("What about the laptop?" read into an earlier "Can I
+    work from another country?") loses to the question as asked. A pronoun's rewrite is not
+    weighed so: an open "it" reads as whatever a sentence is about, so the words as asked would
+    win where the rewrite is right ("Can it be changed?" after a question about the TCP port)."""
     with ctx.trace.step("condense", question, None, 0) as node:
         want = ctx.tokens(question) + sum(ctx.tokens(t.content) for t in history[-6:]) + WRITE_WANT + PROMPT_WANT
         rewrite = _run_step(ctx, want, node, lambda allowance: ctx.reasoner.condense(question, history, allowance))
         resolved = rewrite.question if rewrite is not None and rewrite.question.strip() else question
         earlier = next((t.content for t in reversed(history) if t.role == "user"), "")
-        framed = earlier and rewrite is not None and rewrite.framed
-        asked = [question, f"{earlier} {question}"] if framed else [question]
-        support = _support(ctx, [*asked, resolved]) if resolved != question and ctx.scorer is not None else None
+        framed = rewrite is not None and rewrite.framed
+        asked = [question, f"{earlier} {question}"] if earlier else [question]
+        checked = resolved != question and framed and ctx.scorer is not None
+        support = _support(ctx, [*asked, resolved]) if checked else None
         if support is not None:  # None: nothing to read it against (no sentence memory)
             own, rewritten = max(support[:-1]), support[-1]
             if rewritten <= own:

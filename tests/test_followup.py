@@ -48,6 +48,15 @@ def test_pronoun_gets_the_subject_of_the_previous_question(embedder):
     assert (c.reason, c.subject) == ("pronoun", "new laptop")
 
 
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("Is TRUNCATE MVCC-safe?", "Does it fire ON DELETE triggers?", "Does TRUNCATE fire ON DELETE triggers?"),
+    ("Is remote work paid?", "Who approves it?", "Who approves remote work?"),
+])
+def test_the_predicate_of_an_is_question_is_not_its_subject(embedder, earlier, question, expected):
+    c = condense(question, [user(earlier), assistant("No.")], embedder)
+    assert (c.question, c.reason) == (expected, "pronoun")
+
+
 def test_specific_subject_wins_over_the_company(embedder):
     c = condense("When do I become eligible for it?", RETIREMENT, embedder)
     assert c.question == "When do I become eligible for the retirement plan?"

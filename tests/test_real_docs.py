@@ -85,10 +85,16 @@ def test_off_topic_question_is_declined_plainly(assistant):
 @pytest.mark.parametrize(
     ("turns", "question", "page", "fact", "subject"),
     [
-        # the word-list rewrite takes "TRUNCATE MVCC-safe" for the subject; the reader finds the
-        # garbled question less supported than the words as asked, which are kept
+        # "But it will fire ON TRUNCATE triggers" leads: said after the sentence it turns from
         (("Is TRUNCATE MVCC-safe?", "TRUNCATE is not MVCC-safe."),
-         "Does it fire ON DELETE triggers?", "sql-truncate.html", "fire ON", None),
+         "Does it fire ON DELETE triggers?", "sql-truncate.html",
+         "TRUNCATE will not fire any ON DELETE triggers", "Does TRUNCATE fire"),
+        # the rewrite is kept though the words as asked read better: an open "it" matches "that
+        # can be changed at build time", about another setting
+        (("Which TCP port does the server listen on by default?",
+          "port (integer): The TCP port the server listens on; 5432 by default [1]."),
+         "Can it be changed while the server is running?", "runtime-config-connection.html",
+         "This parameter can only be set at server start", "TCP port"),
         (("Which index types does PostgreSQL provide?",
           "PostgreSQL provides several index types: B-tree, Hash, GiST, SP-GiST, GIN, BRIN."),
          "Which of them does CREATE INDEX use by default?", "indexes-types.html",

@@ -110,6 +110,21 @@ def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasone
     assert off.parts[0].claims[0].text == draft.claims[0].text and "refers_back" not in off.rules
 
 
+def test_a_lead_that_turns_with_but_is_said_after_the_sentence_it_turns_from(reasoner, embedder):
+    # "But it will fire ON TRUNCATE triggers" alone says neither what "it" is nor what it does not fire
+    ev = evidence(embedder, "TRUNCATE", [
+        "TRUNCATE quickly removes all rows from a set of tables.",
+        "TRUNCATE will not fire any ON DELETE triggers that might exist for the tables.",
+        "But it will fire ON TRUNCATE triggers."])
+    q = "Which triggers does TRUNCATE fire?"
+    draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
+    assert draft.claims[0].text == "But it will fire ON TRUNCATE triggers."
+    lead = reasoner.reflect(q, draft, ev, 4000).parts[0].claims[0]
+    assert lead.text == ("TRUNCATE will not fire any ON DELETE triggers that might exist for the tables. "
+                         "But it will fire ON TRUNCATE triggers.")
+    assert (lead.sources[0].start, lead.sources[0].end) == (ev.sentences[1].sentence.start, ev.sentences[2].sentence.end)
+
+
 def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
     lead_in = "Routine vacuuming is needed for several reasons:"
     items = ["To recover or reuse disk space occupied by updated or deleted rows.",

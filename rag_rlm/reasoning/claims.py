@@ -196,9 +196,9 @@ def _with_code(c: Candidate, thresholds: Thresholds) -> Candidate:
     return Candidate(said, span, c.vector, judged_as=sentence.text)
 
 
-# A sentence that opens by referring back ("Hence, such indexes", "This", "They") does not say on
-# its own what it is about: the sentence before it does.
-_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then)\b,?\s*)?"
+# A sentence that opens by referring back ("Hence, such indexes", "This", "They", "But it") does not
+# say on its own what it is about: the sentence before it does.
+_ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|otherwise|then|but|and|yet)\b,?\s*)?"
                       r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
 
 

@@ -147,7 +147,7 @@ def _phrases(text: str, attach: bool = True) -> list[_Phrase]:
             j = i + 1  # a run stops at punctuation: "If my laptop breaks, who ..."
             while j < len(toks) and _content(toks, j) and not text[toks[j - 1].end:toks[j].start].strip():
                 j += 1
-            runs.extend(_verb_split(toks, i, j))
+            runs.extend(_predicate_split(toks, i, j) if j == len(toks) else _verb_split(toks, i, j))
             i = j
         else:
             i += 1
@@ -176,6 +176,17 @@ def _verb_split(toks: list[_Tok], i: int, j: int) -> list[tuple[int, int]]:
     for v in range(i + 1, j):
         if toks[v - 1].text[:1].isupper() and toks[v].text.islower():
             return [(i, v)] + ([(v + 1, j)] if v + 1 < j else [])
+    return [(i, j - 1)]
+
+
+def _predicate_split(toks: list[_Tok], i: int, j: int) -> list[tuple[int, int]]:
+    """A yes/no question that is "is"/"are", a run and nothing more: the run without its last
+    word, the predicate ("Is TRUNCATE *MVCC-safe*?", "Is remote work *paid*?")."""
+    subject_first = i == 1 or (i == 2 and toks[1].low in DETERMINERS)
+    last = toks[j - 1].text
+    named = last[:1].isupper() and last[1:].islower()  # "Is the default level Read *Committed*?"
+    if j - i < 2 or toks[0].low not in BE_WORDS or not subject_first or named:
+        return _verb_split(toks, i, j)
     return [(i, j - 1)]
 
 
