@@ -22,7 +22,7 @@ from rag_rlm.reasoning.base import (
     Source,
     SubQuestion,
 )
-from rag_rlm.reasoning.claims import of_another_entry, row_names
+from rag_rlm.reasoning.claims import answers_alone, of_another_entry, row_names
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -207,6 +207,31 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not of_another_entry({"work_mem"}, replace(option, heading="Resource Consumption"))
 
 
+SERIALIZER_ENTRIES = [("Tasks — General — Task.serializer", "Defaults to the task_serializer setting."),
+                      ("Configuration — task_serializer", "A string identifying the default serialization method to use."),
+                      ("Configuration — task_serializer", 'Default: "json" (since 4.0, earlier: pickle).')]
+
+
+def test_where_the_asked_things_own_entry_is_read_another_entry_that_mentions_it_does_not_answer(reasoner, embedder):
+    """Task.serializer's "Defaults to the task_serializer setting" names the asked setting, so it
+    may answer while task_serializer's own entry is not among the evidence; once it is, the other
+    entry's sentence is about Task.serializer and no candidate."""
+    question = "What is the default value of task_serializer?"
+    mention = SERIALIZER_ENTRIES[0][1]
+
+    def answer(entries):
+        ev = evidence(embedder, "Celery", [t for _, t in entries])
+        ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                         for e, (h, _) in zip(ev.sentences, entries, strict=True)))
+        return reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
+
+    alone = answer(SERIALIZER_ENTRIES[:1])
+    assert [c.text for c in alone.claims] == [mention]
+    both = answer(SERIALIZER_ENTRIES)
+    assert both.parts[0].found and mention not in [c.text for c in both.claims] and "other_entry" in both.rules
+    assert 'Default: "json" (since 4.0, earlier: pickle).' in [c.text for c in both.claims]
+
+
 CONFIG_ENTRIES = [("Builtin Configuration Values", "MAX_BODY_BYTES: Do not read more than this many bytes of a request body."),
                   ("Builtin Configuration Values — MAX_BODY_BYTES", "If not set, the whole body is read."),
                   ("Builtin Configuration Values — MAX_BODY_BYTES", "Default: None"),
@@ -230,6 +255,9 @@ def test_a_labelled_value_under_an_entry_answers_and_a_pages_own_question_does_n
     assert "Default: 3" not in said
     limit = reasoner.answer([SubQuestion("How do you limit the size of a request body?")], [ev], 4000)[0]
     assert not any(c.text.endswith("?") for c in limit.claims)
+    # a link's title quoted as a question is still one, behind a short label and the sentence's own stop
+    assert not answers_alone(Sentence("c", 0, "FAQ: Should I use retry or acks_late?.", 0, 9))
+    assert answers_alone(Sentence("c", 0, "Note: the worker acknowledges the message after the task returns.", 0, 9))
 
 
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",

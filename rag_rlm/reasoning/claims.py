@@ -24,9 +24,14 @@ _DEFAULTS = Thresholds()
 def _asks(text: str) -> bool:
     """A question the page asks itself: it ends with "?" and opens, after at most one linking word
     ("So how do you ..."), with a question word or an auxiliary. "… debts).[unreliable source?]"
-    ends with "?" and asks nothing."""
+    ends with "?" and asks nothing. A short label before it is no statement either ("FAQ: Should I
+    use retry or acks_late?.", a link's title with the sentence's own stop after it)."""
+    text = text.rstrip(".")
     if not text.endswith("?"):
         return False
+    label, colon, rest = text.partition(": ")
+    if colon and len(label.split()) <= 2:
+        text = rest
     words = text.lower().split()[:2]
     linking = words and (words[0] in english.CONJUNCTIONS or words[0].capitalize() in english.DISCOURSE_WORDS)
     opening = words[1:] if linking else words
@@ -88,10 +93,15 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
     default of random_page_cost)."""
     if not asked:
         return False
+    named = entry_names(sentence)
+    return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+
+
+def entry_names(sentence: Sentence) -> set[str]:
+    """What the manual entry a sentence belongs to is named for (lower-cased; empty for prose)."""
     term = entry_term(sentence.text)
     label = sentence.heading.rpartition(" — ")[2]  # the entry term a block's later sentences are read under
-    named = identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label)
-    return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+    return identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label)
 
 
 _KEYWORD = re.compile(r"[A-Z][A-Z_]{2,}")  # a command's option named by its keyword: COSTS, VERBOSE

@@ -60,7 +60,7 @@ RULES: tuple[Rule, ...] = (
          "tests/test_reasoning_extractive.py::test_a_lead_in_is_said_with_the_items_of_its_list"),
     Rule("other_entry", "answer", "a question that names a code identifier (max_connections, os.path.splitext) and a "
          "sentence of a manual entry named for another identifier or a keyword (COSTS), which does not name the "
-         "asked one itself",
+         "asked one itself, or does but the asked one's own entry is read too",
          "the sentence is no candidate", "the reader reads temp_buffers' 'The default value is 100 buffers' as nearly "
          "as good an answer about shared_buffers (0.82 against 0.84): what an entry says is said of its own name",
          "tests/test_reasoning_extractive.py::test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one"),
