@@ -22,7 +22,7 @@ from rag_rlm.reasoning.base import (
     Source,
     SubQuestion,
 )
-from rag_rlm.reasoning.claims import answers_alone, of_another_entry, row_names
+from rag_rlm.reasoning.claims import answers_alone, of_another_entry, row_names, unnamed_things
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -205,6 +205,27 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     option = Sentence("explain", 3, "This parameter defaults to TRUE.", 0, 9, heading="EXPLAIN — COSTS")
     assert of_another_entry({"work_mem"}, option)
     assert not of_another_entry({"work_mem"}, replace(option, heading="Resource Consumption"))
+
+
+def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):
+    """KeepAlive's default reads as an answer about KeepAliveTimeout (0.93); no passage names
+    KeepAliveTimeout, so the collection does not answer. Checked when answering, and again on
+    reflection (where a part judged with a hop's passages is), without asking again."""
+    ev = evidence(embedder, "KeepAlive", ["KeepAlive: Enables HTTP persistent connections.",
+                                          "The default value of KeepAlive is On."])
+    q = "What is the default value of KeepAliveTimeout?"
+    off = make(embedder, reasoner.scorer, ("unnamed_thing",))
+    guessed = off.answer([SubQuestion(q)], [ev], 4000)[0]
+    assert guessed.parts[0].found and guessed.claims  # what the reader alone says
+    draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
+    assert not draft.parts[0].found and "unnamed_thing" in draft.rules
+    reflected = reasoner.reflect(q, guessed, ev, 4000)
+    assert not reflected.parts[0].found and not reflected.parts[0].claims and reflected.missing == ()
+    assert "unnamed_thing" in reflected.rules and any("KeepAliveTimeout" in n for n in reflected.notes)
+    # named by the passages, misspelt by one letter, or by a dotted name's last part: it is said
+    assert unnamed_things("What did the Kelven Report say?", ["The Kalven Report declared …"]) == []
+    assert unnamed_things("What does Counter.most_common return?", ["most_common([n]): Return a list"]) == []
+    assert unnamed_things("What does re.sub return?", ["The subprocess module …"]) == ["re.sub"]
 
 
 SERIALIZER_ENTRIES = [("Tasks — General — Task.serializer", "Defaults to the task_serializer setting."),

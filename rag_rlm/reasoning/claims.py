@@ -6,6 +6,7 @@ their vectors, shared by the extractive reasoner's answer, merge and reflect ste
 from __future__ import annotations
 
 import re
+import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
 
@@ -95,6 +96,60 @@ def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
         return False
     named = entry_names(sentence)
     return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+
+
+# a word of the question that names a thing: a capitalised or code word, an acronym, a dotted or
+# hyphenated name ("Kubernetes", "WebSockets", "re.sub", "KeepAliveTimeout", "SHA-256")
+_NAME = re.compile(r"[A-Za-z][\w.+#-]*[A-Za-z0-9+#]")
+
+
+def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
+    """The things the question names that none of `texts` says: a capitalised word that does not
+    open a sentence, an acronym or a code name, looked for case-insensitively, also without a
+    plural "s", by a dotted name's last part and by each part of a hyphenated one, and a long
+    name also misspelt by one letter ("Kelven" for Kelvin, "Zeria" for Zeira)."""
+    said = _plain(" ".join(texts).lower())
+    words = set(re.findall(r"\w+", said))
+    missing = []
+    for m in _NAME.finditer(question):
+        word = m.group(0)
+        opens = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1:] in ".?!"
+        if opens or not (any(c.isupper() for c in word[1:]) or word[0].isupper() or "_" in word or "." in word):
+            continue
+        low = _plain(word.lower())
+        parts = [p for p in re.split(r"[-.]", low) if len(p) >= 3]
+        if not any(_says(said, form) for form in (low, low.removesuffix("s"), low.rsplit(".", 1)[-1])) \
+                and not (parts and all(_says(said, p) or _misspelt(p, words) for p in parts)):
+            missing.append(word)
+    return missing
+
+
+MISSPELT_FROM = 5  # letters: a shorter name one letter off is another name (URL, URI)
+
+
+def _misspelt(word: str, words: set[str]) -> bool:
+    """One letter added, dropped, changed or two swapped, in a word of `MISSPELT_FROM` letters or more."""
+    return len(word) >= MISSPELT_FROM and any(abs(len(w) - len(word)) <= 1 and _one_edit(word, w) for w in words)
+
+
+def _one_edit(a: str, b: str) -> bool:
+    if a == b:
+        return True
+    if len(a) == len(b):
+        diff = [i for i, (x, y) in enumerate(zip(a, b, strict=True)) if x != y]
+        return len(diff) == 1 or (len(diff) == 2 and diff[1] == diff[0] + 1 and a[diff[0]] == b[diff[1]]
+                                  and a[diff[1]] == b[diff[0]])
+    short, long_ = (a, b) if len(a) < len(b) else (b, a)
+    return any(long_[:i] + long_[i + 1:] == short for i in range(len(long_)))
+
+
+def _plain(text: str) -> str:
+    return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
+
+
+def _says(text: str, word: str) -> bool:
+    """`word` in `text` as a whole word, or with a plural "s" ("re.sub" is not in "subprocess")."""
+    return re.search(rf"(?<!\w){re.escape(word)}s?(?!\w)", text) is not None
 
 
 def entry_names(sentence: Sentence) -> set[str]:

@@ -63,10 +63,11 @@ from .claims import (
     same,
     self_contained,
     similar,
+    unnamed_things,
     with_lists,
 )
 from .figures import comparable, figures_in, predicate, winner
-from .forms import novel_entities, plan_by_form, residual_question
+from .forms import LONG_QUESTION, novel_entities, plan_by_form, residual_question
 from .rules import RuleSet
 from .scoring import CoreQuestionScorer, EmbeddingScorer, ThresholdAnswerability, candidate_text
 from .thresholds import Thresholds
@@ -132,6 +133,13 @@ class ExtractiveReasoner:
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
+
+    def _unnamed(self, question: str, evidence: Evidence) -> list[str]:
+        """What the question names that no passage read says: a same-topic sentence reads as an
+        answer about it ("How do I run Celery workers on Kubernetes?"), which it never is."""
+        if "unnamed_thing" not in self.rules or len(question.split()) >= LONG_QUESTION:
+            return []  # a long question names what it passes through, which the passages need not say
+        return unnamed_things(question, [f"{s.title} {s.text}" for s in evidence.spans])
 
     def _answerable(self, cands: list[Candidate], question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """The candidates that can be said: a list's lead-in with its items, no fragment, and
@@ -214,6 +222,8 @@ class ExtractiveReasoner:
         # a side only has to be about its thing (the comparison settles the question), so it is
         # judged at the support level, not the found threshold
         found, confidence = (self.supports if sub.kind == SIDE else self.answerability).judge(scores)
+        if found and sub.kind not in (SIDE, HOP) and self._unnamed(asked, evidence):
+            found, fired = False, (*fired, "unnamed_thing")
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
         chosen = (self._choose(scores, cands, figures=sub.kind == SIDE) if sub.kind != HOP
                   else [int(i) for i in np.argsort(-scores, kind="stable")[: self.thresholds.hop_claims]])
@@ -400,8 +410,15 @@ class ExtractiveReasoner:
         if read > allowance:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
         checked, notes = verify(draft, self.scorer, self.supports, self.answerability)
-        parts, kept, dropped, wrote, fired = [], [], 0, 0, []
+        parts, kept, dropped, wrote, fired, unnamed_parts = [], [], 0, 0, [], set()
         for part in checked.parts:
+            if part.found and (unnamed := self._unnamed(part.question, evidence)):
+                # a hop's passages were read too: a part judged in merge is checked here, and
+                # not asked again (the same words retrieve the same passages)
+                fired.append("unnamed_thing")
+                unnamed_parts.add(part.question)
+                notes = (*notes, f"reflect: '{part.question}' is not found: no passage names {', '.join(unnamed)}")
+                part = replace(part, claims=(), found=False)
             claims = [c for c in part.claims if not any(same(c, k) for k in kept)]
             if part.claims and not claims:  # the same sentence answers this part too: keep it
                 claims = list(part.claims[:1])
@@ -413,7 +430,7 @@ class ExtractiveReasoner:
                 claims = [carried]  # the sentence it refers to is its support: the lead says two already
                 fired.append("refers_back")
             parts.append(replace(part, claims=tuple(claims)))
-        missing = tuple(p.question for p in parts if not p.found)
+        missing = tuple(p.question for p in parts if not p.found and p.question not in unnamed_parts)
         note = f"reflect: kept {len(kept)} of {len(kept) + dropped} sentences"
         return Draft(tuple(parts), tokens_in=read, tokens_out=wrote, missing=missing, notes=(*notes, note),
                      rules=tuple(dict.fromkeys(fired)))

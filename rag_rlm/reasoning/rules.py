@@ -83,6 +83,11 @@ RULES: tuple[Rule, ...] = (
     Rule("refers_back", "reflect", "a lead that opens by referring back ('This', 'Such indexes')",
          "said after the sentence it refers to", "alone it does not say what it is about",
          "tests/test_reasoning_extractive.py::test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to"),
+    Rule("unnamed_thing", "answer", "a question that names a thing (a capitalised word not opening a sentence, an "
+         "acronym, a code name) that no retrieved passage says, answered without hops",
+         "not found", "the reader reads a same-topic sentence as an answer about Kubernetes or WebSockets (0.34-0.64 "
+         "on the Celery and Flask pages): what the collection never names it cannot answer about",
+         "tests/test_reasoning_extractive.py::test_a_question_about_a_thing_no_passage_names_is_not_found"),
     Rule("short_answer", "answer", "a question asking for a date, a figure or a name",
          "the span of that type in the lead, when exactly one stands out", "a number or a name reads at a glance",
          "tests/test_reasoning_compose.py::test_short_answer_is_the_one_span_of_the_asked_type"),
