@@ -92,37 +92,29 @@ def test_reflection_drops_a_claim_its_sentence_does_not_support(reasoner, embedd
     assert any(n.startswith("reflect: dropped 'Visitors can climb") for n in checked.notes)
 
 
-def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasoner, embedder):
-    ev = evidence(embedder, "Index Types", [
-        "Hash indexes store a 32-bit hash code derived from the value of the indexed column.",
-        "Hence, such indexes can only handle simple equality comparisons.",
-        "B-tree indexes can also be used to retrieve data in sorted order."])
-    q = "Which comparisons can hash indexes handle?"
-    draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
-    assert draft.claims[0].text == "Hence, such indexes can only handle simple equality comparisons."
-    reflected = reasoner.reflect(q, draft, ev, 4000)
+@pytest.mark.parametrize(("title", "sentences", "question"), [
+    ("Index Types", ["Hash indexes store a 32-bit hash code derived from the value of the indexed column.",
+                     "Hence, such indexes can only handle simple equality comparisons.",
+                     "B-tree indexes can also be used to retrieve data in sorted order."],
+     "Which comparisons can hash indexes handle?"),
+    # "But it will fire ON TRUNCATE triggers" alone says neither what "it" is nor what it does not fire
+    ("TRUNCATE", ["TRUNCATE will not fire any ON DELETE triggers that might exist for the tables.",
+                  "But it will fire ON TRUNCATE triggers.",
+                  "TRUNCATE quickly removes all rows from a set of tables."],
+     "Which triggers does TRUNCATE fire?"),
+])
+def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasoner, embedder, title, sentences, question):
+    ev = evidence(embedder, title, sentences)
+    draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
+    assert draft.claims[0].text == sentences[1]
+    reflected = reasoner.reflect(question, draft, ev, 4000)
     lead = reflected.parts[0].claims[0]
-    assert lead.text.startswith("Hash indexes store a 32-bit hash code") and lead.text.endswith("equality comparisons.")
+    assert lead.text == f"{sentences[0]} {sentences[1]}"
     (source,) = lead.sources  # one quote from the start of the first sentence to the end of the second
     assert (source.start, source.end) == (0, ev.sentences[1].sentence.end)
     assert "refers_back" in reflected.rules
-    off = make(embedder, reasoner.scorer, ("refers_back",)).reflect(q, draft, ev, 4000)
+    off = make(embedder, reasoner.scorer, ("refers_back",)).reflect(question, draft, ev, 4000)
     assert off.parts[0].claims[0].text == draft.claims[0].text and "refers_back" not in off.rules
-
-
-def test_a_lead_that_turns_with_but_is_said_after_the_sentence_it_turns_from(reasoner, embedder):
-    # "But it will fire ON TRUNCATE triggers" alone says neither what "it" is nor what it does not fire
-    ev = evidence(embedder, "TRUNCATE", [
-        "TRUNCATE quickly removes all rows from a set of tables.",
-        "TRUNCATE will not fire any ON DELETE triggers that might exist for the tables.",
-        "But it will fire ON TRUNCATE triggers."])
-    q = "Which triggers does TRUNCATE fire?"
-    draft = reasoner.answer([SubQuestion(q)], [ev], 4000)[0]
-    assert draft.claims[0].text == "But it will fire ON TRUNCATE triggers."
-    lead = reasoner.reflect(q, draft, ev, 4000).parts[0].claims[0]
-    assert lead.text == ("TRUNCATE will not fire any ON DELETE triggers that might exist for the tables. "
-                         "But it will fire ON TRUNCATE triggers.")
-    assert (lead.sources[0].start, lead.sources[0].end) == (ev.sentences[1].sentence.start, ev.sentences[2].sentence.end)
 
 
 def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):

@@ -80,7 +80,7 @@ RULES: tuple[Rule, ...] = (
     Rule("yes_no_comparison", "merge", "'Are X and Y both ...?' / 'the same ...?'",
          "yes or no, when both sentences say (or contradict) what is asked", "a verdict in the question's words",
          "tests/test_reasoning_compose.py::test_yes_no_comparison_is_settled_when_both_sentences_say_it_or_one_contradicts"),
-    Rule("refers_back", "reflect", "a lead that opens by referring back ('This', 'Such indexes')",
+    Rule("refers_back", "reflect", "a lead that opens by referring back ('This', 'Such indexes', 'But it')",
          "said after the sentence it refers to", "alone it does not say what it is about",
          "tests/test_reasoning_extractive.py::test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to"),
     Rule("unnamed_thing", "answer", "a question that names a thing (a capitalised word not opening a sentence, an "
