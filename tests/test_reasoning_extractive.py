@@ -220,6 +220,16 @@ def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedd
     assert unnamed_things("What does re.sub return?", ["The subprocess module …"]) == ["re.sub"]
 
 
+def test_a_pages_own_question_names_no_bridge(reasoner, embedder):
+    """A bridge goes through what a statement names; a page's question ("FAQ: Should I …?", a
+    link's title) states nothing, so it is no link and its words ("FAQ") are no hop."""
+    ev = evidence(embedder, "Configuration", ["FAQ: Should I use retry or acks_late?.",
+                                              "See also the Task Cookbook for examples of acks_late.",
+                                              "The default value of acks_late is False."])
+    plan = reasoner.plan("What does acks_late do?", ev, 4000)
+    assert [entity for entity, _ in plan.links] == ["Task Cookbook"]
+
+
 SERIALIZER_ENTRIES = [("Tasks — General — Task.serializer", "Defaults to the task_serializer setting."),
                       ("Configuration — task_serializer", "A string identifying the default serialization method to use."),
                       ("Configuration — task_serializer", 'Default: "json" (since 4.0, earlier: pickle).')]

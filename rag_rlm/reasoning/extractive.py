@@ -165,7 +165,7 @@ class ExtractiveReasoner:
         likely hop to the next document), each with the sentence that names it. An entity whose
         document was retrieved already is a hop too: the hop reads that document's sentences after
         the sentence that named it, a chain the first retrieval never offers."""
-        cands = [c for c in cands if c.sentence.kind != "heading"]
+        cands = [c for c in cands if answers_alone(c.sentence)]  # a heading or a page's own question links nothing
         if not cands:
             return []
         scores = self.prerank.score(question, cands, evidence.query_vector)
