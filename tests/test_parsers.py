@@ -310,6 +310,22 @@ def test_html_code_inside_a_list_item_parts_its_words(tmp_path):
     assert text.count("pg_backup_start") == 1  # the code is said once, where it stands
 
 
+def test_html_a_definition_list_inside_a_description_says_each_entry_on_its_own(tmp_path):
+    """A Sphinx class's methods and Bash's shopt options are a <dl> inside a <dd>: each entry is
+    "term: description", its own block, not words glued into the outer description ("… by
+    default. lastpipe If set, …"); code inside an inner entry stays that entry's."""
+    html = """<html><body><h1>Builtins</h1><dl><dt><code>shopt</code></dt><dd><p>Toggle shell options.</p>
+    <dl><dt><span><code>lastpipe</code></span></dt><dd><p>If set, the last command of a pipeline runs in the shell.</p></dd>
+    <dt><span><code>nullglob</code></span></dt><dd><p>If set, patterns that match no files expand to nothing.</p>
+    <pre>shopt -s nullglob</pre></dd></dl></dd>
+    <dt><code>type</code></dt><dd><p>Say how a name would be read as a command.</p></dd></dl></body></html>"""
+    text = one(write(tmp_path / "b.html", html)).text
+    assert text == ("# Builtins\n\nshopt: Toggle shell options.\n\n"
+                    "lastpipe: If set, the last command of a pipeline runs in the shell.\n\n"
+                    "nullglob: If set, patterns that match no files expand to nothing.\n\n"
+                    "```\nshopt -s nullglob\n```\n\ntype: Say how a name would be read as a command.")
+
+
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
     html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>

@@ -200,7 +200,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             if own:
                 add(own)
             continue
-        if tag.name != "pre" and tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None:
+        if tag.name != "pre" and tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None and not _nested_entry(tag):
             continue  # nested inside a block already taken whole (e.g. <p> in <li>); code never is
         if tag.name == "dt":
             continue  # said with its description (<dd>), which reads as "term: description"
@@ -218,14 +218,15 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             titles.add(id(title))
             if title is tag:
                 continue
-        if tag.name in ("dd", "li") and tag.find("pre") is not None:
+        inner = {id(d) for d in _nested_lists(tag)} if tag.name == "dd" else set()
+        if tag.name in ("dd", "li") and any(not any(id(a) in inner for a in pre.parents) for pre in tag.find_all("pre")):
             # code inside a description or an item sits between its words, as the page shows it;
             # said after them all, it had glued "copy the output of this to your config:" to the
             # sentence after the code. Later words of a description are said after its terms too,
             # so that their sentences stay the entry's.
             term = _terms(tag) if tag.name == "dd" else ""
             opening = True
-            for words in _around_code(tag, titles, taken):
+            for words in _around_code(tag, titles | inner, taken):
                 if isinstance(words, str):
                     lead = f"{term}: " if term else "- " if tag.name == "li" and opening else ""
                     add(f"{lead}{words}")
@@ -234,7 +235,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
                     for block in _code_blocks(words):
                         add(block, block.startswith("#"))
             continue
-        words = _row(tag) if tag.name == "tr" else _words(tag, without=titles)
+        words = _row(tag) if tag.name == "tr" else _words(tag, without=titles | inner)
         if tag.name == "dd":
             term = _terms(tag)
             words = f"{term}: {words}" if term and words else words
@@ -318,6 +319,18 @@ def _scope(title):  # noqa: ANN001, ANN202 - bs4 Tags
     return None if scope is None or scope.name in ("body", "html", "[document]") else scope
 
 
+def _nested_lists(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
+    """The definition lists inside a description (a class's methods in Sphinx, the options of
+    Bash's shopt builtin): each of their entries is said on its own, not as the description's words."""
+    return [d for d in dd.find_all("dl") if d.find_parent("dd") is dd]
+
+
+def _nested_entry(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    """Whether `tag` is a term or description of a definition list inside a description."""
+    return tag.name in ("dt", "dd") and (outer := tag.find_parent("dl")) is not None \
+        and (holder := outer.find_parent("dd")) is not None and outer in _nested_lists(holder)
+
+
 def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag
     """The terms a description is for: every <dt> right before it ("-n", "--dry-run" for one
     <dd>, as Asciidoc writes an option's names), joined by commas."""
@@ -393,7 +406,8 @@ def _pieces(tag, without: set[int]) -> Iterator[Any]:  # noqa: ANN001 - a bs4 Ta
             if node.find_parent("pre") is None and not (without and any(id(p) in without for p in node.parents)):
                 yield str(node)
         elif node.name == "pre":
-            yield node
+            if not (without and any(id(p) in without for p in node.parents)):
+                yield node
         elif node.name in _BREAKS:
             yield " "
 
