@@ -326,6 +326,15 @@ def test_html_a_definition_list_inside_a_description_says_each_entry_on_its_own(
                     "```\nshopt -s nullglob\n```\n\ntype: Say how a name would be read as a command.")
 
 
+def test_html_a_permalinks_pilcrow_is_no_word_of_a_term(tmp_path):
+    # texinfo's manuals (Bash's) put "¶" after every term, in a link of another class than Sphinx's
+    html = """<html><body><dl><dt id='index-HISTSIZE'><span><code>HISTSIZE</code><a href='#index-HISTSIZE'
+    class='copiable-anchor'> &para;</a></span></dt><dd><p>The maximum number of commands to remember.</p></dd></dl>
+    <p>See <a href="#index-HISTSIZE">HISTSIZE</a> and the paragraph sign (¶) itself.</p></body></html>"""
+    text = one(write(tmp_path / "h.html", html)).text
+    assert text == "HISTSIZE: The maximum number of commands to remember.\n\nSee HISTSIZE and the paragraph sign (¶) itself."
+
+
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
     html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>

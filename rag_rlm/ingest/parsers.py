@@ -162,8 +162,9 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
         tag.decompose()
-    for tag in soup.find_all("a", class_="headerlink"):  # Sphinx's "¶" after every heading and name
-        tag.decompose()
+    for tag in soup.find_all("a"):  # a permalink's "¶" after a heading or a term (Sphinx, texinfo)
+        if tag.get_text(strip=True) == "¶":
+            tag.decompose()
     for tag in soup.find_all("blockquote"):
         if tag.find(_QUOTED_BLOCKS) is not None:  # indentation around paragraphs and lists (Postfix's
             tag.name = "div"  # READMEs), read as a container: one block of it all had glued a <dl>'s terms
