@@ -1,18 +1,21 @@
 """Memo cache of answered (sub-)questions.
 
-Keyed by the normalised question, the collection, the settings that shape an answer and the
-collection's content version, so a new ingest invalidates every entry of that collection.
+Keyed by the normalised question, the collection, the settings that shape an answer, the
+collection's content version and the code's, so a new ingest invalidates every entry of that
+collection and an upgrade every entry.
 An in-process LRU in front of an optional shared StateStore (PostgreSQL table or SQLite file)
 that several app processes can use.
 """
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import re
 import threading
 from collections import OrderedDict
+from pathlib import Path
 from typing import Any
 
 from .memory.state import StateStore
@@ -23,8 +26,21 @@ def normalise_question(question: str) -> str:
 
 
 def memo_key(question: str, collection: str, version: str, shape: dict[str, Any]) -> str:
-    raw = json.dumps([normalise_question(question), collection, version, shape], sort_keys=True)
+    raw = json.dumps([normalise_question(question), collection, version, shape, code_digest()], sort_keys=True)
     return hashlib.sha256(raw.encode()).hexdigest()
+
+
+PACKAGE = Path(__file__).resolve().parent
+
+
+@functools.cache
+def code_digest(package: Path = PACKAGE) -> str:
+    """sha256 of the package's source: an upgrade that answers differently with the same reader
+    never serves what the code before it cached in a shared memo store."""
+    digest = hashlib.sha256()
+    for path in sorted(package.rglob("*.py")):
+        digest.update(path.relative_to(package).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
 
 
 class MemoCache:

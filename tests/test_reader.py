@@ -131,6 +131,21 @@ def test_the_memo_key_changes_with_the_reader(tmp_path, embedder):
     assert key("extractive/reader:aaaa") == key("extractive/reader:aaaa")
 
 
+def test_the_memo_key_changes_with_the_code(tmp_path, monkeypatch):
+    """An upgrade with the same reader may answer differently: the key names the code too."""
+    from rag_rlm import memo
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "a.py").write_text("ANSWER = 1\n")
+    before = memo.code_digest(tmp_path / "pkg")
+    (tmp_path / "pkg" / "a.py").write_text("ANSWER = 2\n")
+    memo.code_digest.cache_clear()
+    assert memo.code_digest(tmp_path / "pkg") != before
+    key = memo.memo_key("Who approves expenses?", "c", "v1", {})
+    monkeypatch.setattr(memo, "code_digest", lambda: "another release")
+    assert memo.memo_key("Who approves expenses?", "c", "v1", {}) != key
+
+
 def _slice(tmp_path: Path, rows_per_file: int) -> Path:
     """The first rows of each real training file."""
     out = tmp_path / "train"
