@@ -329,7 +329,7 @@ def _nested_lists(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
 def _nested_entry(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
     """Whether `tag` is a term or description of a definition list inside a description."""
     return tag.name in ("dt", "dd") and (outer := tag.find_parent("dl")) is not None \
-        and (holder := outer.find_parent("dd")) is not None and outer in _nested_lists(holder)
+        and outer.find_parent("dd") is not None
 
 
 def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag

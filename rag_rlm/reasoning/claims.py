@@ -85,17 +85,19 @@ def identifiers(text: str) -> set[str]:
     return found | {name.rsplit(".", 1)[-1] for name in found}
 
 
-def of_another_entry(asked: set[str], sentence: Sentence) -> bool:
+def of_another_entry(asked: set[str], sentence: Sentence, own_entry_read: bool = False) -> bool:
     """Whether the sentence belongs to a manual entry named for another thing than the ones the
     question names (`asked`: `identifiers(question)`), without naming one of them itself: what
     temp_buffers' entry says ("The default value is 100 buffers") is not said of shared_buffers.
+    Where an asked thing's own entry is read (`own_entry_read`), naming it is not enough either:
+    Task.serializer's "Defaults to the task_serializer setting" is about Task.serializer.
     An entry's name is its first sentence's "name: ..." or its later sentences' heading: a code
     name, or a keyword (EXPLAIN's COSTS option, whose "This parameter defaults to TRUE" is no
     default of random_page_cost)."""
     if not asked:
         return False
     named = entry_names(sentence)
-    return bool(named) and not named & asked and not identifiers(sentence.text) & asked
+    return bool(named) and not named & asked and (own_entry_read or not identifiers(sentence.text) & asked)
 
 
 # a word of the question that names a thing: a capitalised or code word, an acronym, a dotted or

@@ -150,12 +150,8 @@ class ExtractiveReasoner:
             fired = ("list_lead_in",) if [c.sentence for c in listed] != [c.sentence for c in cands] else ()
             cands = listed
         if "other_entry" in self.rules and (asked := identifiers(question)):
-            cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s))
-            # where the asked thing's own entry is read, another entry that only mentions it
-            # ("Task.serializer: Defaults to the task_serializer setting") is about itself
-            if any(entry_names(c.sentence) & asked for c in cands):
-                cands, fired = _without(cands, fired, "other_entry",
-                                        lambda s: bool(entry_names(s)) and not entry_names(s) & asked)
+            own_read = any(entry_names(c.sentence) & asked for c in cands)
+            cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s, own_read))
         if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
             cands, fired = _without(cands, fired, "other_row", lambda s: of_another_row(rows, s))
         return [c for c in cands if answers_alone(c.sentence)], fired
