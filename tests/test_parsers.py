@@ -353,3 +353,102 @@ def count(s):
                            "@functools.lru_cache(maxsize=128): It is threadsafe.")
     from rag_rlm.ingest.sentences import split_sentences
     assert not any("count(s)" in s.text for s in split_sentences(text))  # no sentence quotes code
+
+
+def test_html_wrapped_prose_in_a_pre_reads_as_paragraphs_of_its_entry(tmp_path):
+    # haproxy-dconv's manuals: the plain-text manual kept in <pre class="text">, each keyword on a
+    # line of its own before it, a Bootstrap dropdown in each keyword's link, examples with a caption
+    html = """<html><body><h2>5.2. Server options</h2><div><pre class="text">These settings apply to
+servers. Some of them are
+set in milliseconds :
+
+    backend www
+        server s1 10.0.0.1:80 check
+
+  -c : only performs a check of the configuration files and exits before trying
+    to bind.
+
+Example :
+  # check it, then start
+  haproxy -c -f /etc/haproxy.cfg
+</pre><a class="anchor" name="inter"></a><div class="keyword"><b><a href="#inter">inter</a></b>
+<span>&lt;delay&gt;</span></div><a class="anchor" name="fastinter"></a><div class="keyword"><b>fastinter</b>
+<span>&lt;delay&gt;</span></div><pre class="text">The "<span class="dropdown"><a class="dropdown-toggle"
+href="#">inter<span class="caret"></span></a><ul class="dropdown-menu"><li class="dropdown-header">This keyword is
+available in sections :</li><li><a href="#x">Bind options</a></li></ul></span>" parameter sets the interval
+between two health checks. It defaults to 2000 ms.
+</pre><div class="separator"><span class="label">Arguments :</span><pre class="prettyprint arguments">&lt;delay&gt; is a time.
+
+  source      The source IP address is hashed and divided by the total
+              weight of the running servers.
+</pre></div><pre class="text">Just as with every other time-based parameter, it may be entered in any
+other explicit unit.
+</pre><div class="separator"><span class="label">Example:</span><pre class="prettyprint">
+<div class="example-desc">Redirect all HTTP traffic to HTTPS.</div><code>redirect scheme https if !{ ssl_fc }
+</code></pre></div></div></body></html>"""
+    text = one(write(tmp_path / "configuration.html", html)).text
+    assert text == (
+        "## 5.2. Server options\n\n"
+        "These settings apply to\nservers. Some of them are\nset in milliseconds :\n\n"
+        "```\nbackend www\n    server s1 10.0.0.1:80 check\n```\n\n"
+        "-c : only performs a check of the configuration files and exits before trying\nto bind.\n\n"
+        "Example :\n\n```\n# check it, then start\nhaproxy -c -f /etc/haproxy.cfg\n```\n\n"
+        "```\ninter <delay>\nfastinter <delay>\n```\n\n"
+        'inter, fastinter: The "inter" parameter sets the interval\n'
+        "between two health checks. It defaults to 2000 ms.\n\n"
+        "Arguments:\n\n"
+        "<delay> is a time.\n\n"
+        "source: The source IP address is hashed and divided by the total\nweight of the running servers.\n\n"
+        "inter, fastinter: Just as with every other time-based parameter, it may be entered in any\n"
+        "other explicit unit.\n\n"
+        "Example:\n\n"
+        "Redirect all HTTP traffic to HTTPS:\n\n```\nredirect scheme https if !{ ssl_fc }\n```")
+    from rag_rlm.ingest.sentences import split_sentences
+    said = [s.text for s in split_sentences(text)]
+    assert 'inter, fastinter: The "inter" parameter sets the interval between two health checks.' in said
+    assert "It defaults to 2000 ms." in said
+
+
+def test_html_a_long_pre_of_plain_words_is_prose_and_code_stays_code(tmp_path):
+    # vim2html keeps a whole help file in one <pre>: help tags flush right over an option's header,
+    # its description indented, an example set further in; a <pre> of code as long stays fenced
+    entry = """
+\t\t\t\t\t\t*'tabstop'* *'ts'*
+'tabstop' 'ts'\t\tnumber\t(default 8)
+\t\t\tlocal to buffer
+\tNumber of spaces that a &lt;Tab&gt; in the file counts for.  Also see
+\tthe |:retab| command, and the 'softtabstop' option.
+
+\tNote: Setting 'tabstop' to any other value than 8 can make your file
+\tappear wrong in many places, e.g., when printing it.
+"""
+    names = {"tabstop": "ts", "shiftwidth": "sw", "textwidth": "tw", "wrapmargin": "wm"}
+    prose = "".join(entry.replace("tabstop", name).replace("'ts'", f"'{short}'") for name, short in names.items())
+    code = "\n".join(f"def f{i}(x):\n    return x * {i}  # times {i}" for i in range(12))
+    html = f"<html><body><h1>Vim documentation: options</h1><pre>{prose}</pre><pre>{code}</pre></body></html>"
+    text = one(write(tmp_path / "options.html", html)).text
+    assert "*'tabstop'*" not in text  # the tags are anchors, not words
+    assert ("'tabstop' 'ts'          number  (default 8): local to buffer\nNumber of spaces that a <Tab> in the file "
+            "counts for.  Also see\nthe |:retab| command, and the 'softtabstop' option.") in text
+    assert text.endswith(f"```\n{code}\n```")
+    from rag_rlm.ingest.sentences import split_sentences
+    said = [s.text for s in split_sentences(text)]
+    assert "Note: Setting 'shiftwidth' to any other value than 8 can make your file appear wrong in many places, " \
+           "e.g., when printing it." in said
+    assert not any("return x" in s for s in said)
+
+
+def test_html_an_entrys_later_paragraphs_keep_its_keyword_not_a_label(tmp_path):
+    # "resolve-opts <option>,..." ends in an ellipsis, not a full stop; "Arguments : none" is a label and
+    # its value, not the next entry's keyword
+    html = """<html><body><h2>5.2. Server options</h2><div><pre class="text">Intro of the section.
+</pre><div class="keyword"><b>rise</b> <span>&lt;count&gt;</span></div><pre class="text">The "rise" parameter.
+</pre><div class="keyword"><b>resolve-opts</b> <span>&lt;option&gt;,&lt;option&gt;,...</span></div><pre
+class="text">Comma separated list of options.
+</pre><div class="separator"><span class="label">Arguments :</span> none</div><pre class="text">Available
+options are these.
+</pre></div></body></html>"""
+    text = one(write(tmp_path / "configuration.html", html)).text
+    assert text == ("## 5.2. Server options\n\nIntro of the section.\n\n```\nrise <count>\n```\n\nrise: The \"rise\" parameter.\n\n"
+                    "```\nresolve-opts <option>,<option>,...\n```\n\nresolve-opts: Comma separated list of options.\n\n"
+                    "Arguments: none\n\nresolve-opts: Available\noptions are these.")

@@ -31,6 +31,7 @@ from .formats.office import parse_odt
 from .formats.rst import parse_rst
 from .formats.sheets import parse_csv, parse_xlsx
 from .formats.slides import parse_pptx
+from .formats.wrapped import reads_as_prose, wrapped_text_blocks
 from .ocr import OcrError, OcrOptions, read_scans, scanned
 
 __all__ = ["MULTI_DOCUMENT_FORMATS", "PARSERS", "ZIP_FORMATS", "OcrOptions", "ParseError", "Parsed", "Parser",
@@ -140,7 +141,12 @@ _DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCKS = ("p", "li", "pre", "blockquote", "tr", "dt", "dd", "caption", "figcaption")
 _QUOTED_BLOCKS = ("p", "pre", "dl", "ul", "ol", "table", "div", "blockquote", *_HEADINGS)
-_NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb", re.IGNORECASE)
+# "Prev Up Home Next" bars of generated manuals; a Bootstrap dropdown's menu, hidden until clicked
+# (haproxy-dconv puts one in each keyword's link: "This keyword is available in sections : ...")
+_TERM_LINE_WORDS = 24  # a keyword and its arguments ("unix-bind [prefix <prefix>] [mode <mode>] ..."); longer is prose
+_SYNTAX = re.compile(r"\s[<\[{(]")  # where a keyword line's arguments start: "timeout connect <timeout>"
+_CLOSED = re.compile(r"(?<!\.\.)[.:]$")  # a full stop or a colon that ends a line; an ellipsis does not
+_NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb|dropdown-menu", re.IGNORECASE)
 
 
 def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
@@ -158,7 +164,7 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     title = title or (h1.get_text(" ", strip=True) if h1 else None)
     for tag in soup.find_all(_DROP):
         tag.decompose()
-    for tag in soup.find_all(class_=_NAVIGATION):  # "Prev Up Home Next" bars of generated manuals
+    for tag in soup.find_all(class_=_NAVIGATION):
         tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
         tag.decompose()
@@ -180,6 +186,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
     taken: set[int] = set()  # code already said inside the description or item that holds it
     scopes = _TitleScopes()
     resumed = ""  # a heading to say again before the next text
+    wrapped = root.find("pre", class_="text") is not None  # keyword lines over wrapped prose (dconv)
 
     def add(block: str, is_heading: bool = False) -> None:
         nonlocal resumed
@@ -195,6 +202,8 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             current, level = back  # past a sidebar with a bold title: the section goes on, said
             resumed = current  # again before its next text (not before a heading that follows)
         if tag.name in ("div", "section", "article", "footer"):
+            if tag.find_parent("pre") is not None or (wrapped and _names_text(tag)):
+                continue  # said with its <pre>: an example's caption, or the term its text describes
             # only the text placed directly in a container, with its inline tags ("The default
             # is <code>None</code>."); its block children are visited anyway
             own = _own_words(tag)
@@ -254,14 +263,86 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
 
 
 def _code_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
-    """Code, kept for retrieval and fenced so that no sentence is made of it; or, when the <pre>
-    is a manual page as a terminal shows it, that page's blocks."""
-    code = pre.get_text().strip("\n")
+    """Code, kept for retrieval and fenced so that no sentence is made of it, after its caption
+    (a block inside the <pre>: haproxy-dconv's "Redirect all HTTP traffic to HTTPS ..." over
+    its example), said as the code's lead-in; or, when the <pre> is a manual page as a terminal shows it or wrapped prose
+    (`class="text"`, `class="arguments"`), that text's blocks."""
+    from bs4 import Comment, NavigableString
+
+    kind = pre.get("class") or ()
+    if "text" in kind or "arguments" in kind:  # an entry's text and its arguments' table, in dconv
+        return _entry_blocks(pre) if "text" in kind else wrapped_text_blocks(pre.get_text())
+    captions = pre.find_all(["div", "p"])
+    inside = {id(c) for c in captions}
+    code = "".join(str(s) for s in pre.descendants if isinstance(s, NavigableString)
+                   and not isinstance(s, Comment) and not any(id(p) in inside for p in s.parents)).strip("\n")
     manual = man_page_blocks(code)
     if manual is not None:
         return manual
+    if not captions and reads_as_prose(code):
+        return wrapped_text_blocks(code)
+    said = [w for c in captions if not any(id(p) in inside for p in c.parents)
+            and (w := tight_brackets(c.get_text(" ", strip=True)))]
+    if said and code.strip():  # a caption leads in to its example, as "... as follows:" does
+        said[-1] = said[-1].rstrip(" .:") + ":"
+    return said + ([_fenced(code)] if code.strip() else [])
+
+
+def _entry_lines(pre) -> tuple[list[str], bool]:  # noqa: ANN001 - a bs4 Tag
+    """The keyword lines that open the entry a <pre> of wrapped prose belongs to (haproxy-dconv's
+    "inter <delay>", "fastinter <delay>"), and whether they stand right before it: its later
+    paragraphs, past an "Arguments :" block, are the same entry's."""
+    lines: list[str] = []
+    right_before = True
+    for sibling in pre.find_previous_siblings(True):
+        if _is_term_line(sibling):
+            lines.append(_words(sibling))
+        elif not sibling.get_text(strip=True):
+            continue  # the empty anchors between the lines
+        elif lines or ": " not in (_line_words(sibling) or ": ") or sibling.name in _HEADINGS \
+                or sibling.find(list(_HEADINGS)) is not None:
+            break  # the entry's first line, a short line other than a label ("Arguments : none"), the section's start
+        else:
+            right_before = False
+    return list(reversed(lines)), right_before
+
+
+def _entry_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
+    """A <pre> of wrapped prose in an entry: its keyword lines as syntax (code) before the entry's
+    first paragraph, and each paragraph said after the keywords' names ("inter, fastinter: The
+    "inter" parameter sets ..."), which are short enough to leave the reader the sentence."""
+    lines, right_before = _entry_lines(pre)
+    names = ", ".join(dict.fromkeys(_SYNTAX.split(line, 1)[0].strip(" ,") or line for line in lines))
+    syntax = [_fenced("\n".join(lines))] if lines and right_before else []
+    return syntax + wrapped_text_blocks(pre.get_text(), names)
+
+
+def _fenced(code: str) -> str:
     fence = "~~~" if "```" in code else "```"
-    return [f"{fence}\n{code}\n{fence}"] if code.strip() else []
+    return f"{fence}\n{code}\n{fence}"
+
+
+def _names_text(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    """Whether `tag` is one of the term lines right before a <pre> of wrapped prose."""
+    if not _is_term_line(tag):
+        return False
+    after = tag.find_next_sibling(True)
+    while after is not None and (_is_term_line(after) or not after.get_text(strip=True)):
+        after = after.find_next_sibling(True)
+    return after is not None and after.name == "pre" and "text" in (after.get("class") or ())
+
+
+def _is_term_line(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    """A keyword and its arguments ("resolve-opts <option>,<option>,..."), not a sentence, nor a
+    label and its value ("Arguments : none")."""
+    words = _line_words(tag)
+    return bool(words) and not _CLOSED.search(words) and ": " not in words
+
+
+def _line_words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The words of a <div> that is one short line of text, else ""."""
+    words = _words(tag) if tag.name == "div" and tag.find(_BLOCKISH) is None else ""
+    return words if len(words.split()) <= _TERM_LINE_WORDS else ""
 
 
 def _around_code(tag, without: set[int], taken: set[int]) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
