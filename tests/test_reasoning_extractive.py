@@ -218,6 +218,10 @@ def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedd
     assert unnamed_things("What did the Kelven Report say?", ["The Kalven Report declared …"]) == []
     assert unnamed_things("What does Counter.most_common return?", ["most_common([n]): Return a list"]) == []
     assert unnamed_things("What does re.sub return?", ["The subprocess module …"]) == ["re.sub"]
+    # a dotted name's part inside a hyphenated word is another word; a hyphenated name's parts are not
+    assert unnamed_things("What does re.sub return?", ["A title for the sub-parser group"]) == ["re.sub"]
+    assert unnamed_things("What does re.sub return?", ["Use sub() to replace."]) == []
+    assert unnamed_things("Is the X-Forwarded-For header added?", ["the header forwarded for X"]) == []
 
 
 def test_a_pages_own_question_names_no_bridge(reasoner, embedder):

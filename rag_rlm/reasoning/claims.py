@@ -120,8 +120,10 @@ def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
             continue
         low = _plain(word.lower())
         parts = [p for p in re.split(r"[-.]", low) if len(p) >= 3]
-        if not any(_says(said, form) for form in (low, low.removesuffix("s"), low.rsplit(".", 1)[-1])) \
-                and not (parts and all(_says(said, p) or _misspelt(p, words) for p in parts)):
+        dotted = "-" not in low  # a dotted name's part is a word of its own: "sub-parser" does not say re.sub
+        if not any(_says(said, form) for form in (low, low.removesuffix("s"))) \
+                and not _says(said, low.rsplit(".", 1)[-1], alone=True) \
+                and not (parts and all(_says(said, p, alone=dotted) or _misspelt(p, words) for p in parts)):
             missing.append(word)
     return missing
 
@@ -149,9 +151,11 @@ def _plain(text: str) -> str:
     return unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode()
 
 
-def _says(text: str, word: str) -> bool:
-    """`word` in `text` as a whole word, or with a plural "s" ("re.sub" is not in "subprocess")."""
-    return re.search(rf"(?<!\w){re.escape(word)}s?(?!\w)", text) is not None
+def _says(text: str, word: str, alone: bool = False) -> bool:
+    """`word` in `text` as a whole word, or with a plural "s" ("re.sub" is not in "subprocess");
+    `alone`: not as a part of a hyphenated word either."""
+    edge = r"[\w-]" if alone else r"\w"
+    return re.search(rf"(?<!{edge}){re.escape(word)}s?(?!{edge})", text) is not None
 
 
 def entry_names(sentence: Sentence) -> set[str]:
