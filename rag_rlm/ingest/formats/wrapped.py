@@ -123,7 +123,7 @@ def _entries(para: list[str]) -> list[list[str]]:
     next entry of a hanging-indent list); a paragraph of even lines is one entry."""
     margin = min(_indent(line) for line in para)
     entries: list[list[str]] = [[para[0]]]
-    for before, line in zip(para, para[1:]):
+    for before, line in zip(para, para[1:], strict=False):
         if _indent(line) == margin and _indent(before) > margin:
             entries.append([])
         entries[-1].append(line)
