@@ -22,7 +22,7 @@ from typing import Any
 from rag_rlm.spacing import tight_brackets
 from rag_rlm.types import Document
 
-from .formats.base import Parsed, ParseError, Parser, decode_text, sha256
+from .formats.base import Parsed, ParseError, Parser, decode_text, fenced, sha256
 from .formats.base import document as _document
 from .formats.books import parse_epub
 from .formats.mail import parse_eml, parse_mbox
@@ -285,7 +285,7 @@ def _code_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             and (w := tight_brackets(c.get_text(" ", strip=True)))]
     if said and code.strip():  # a caption leads in to its example, as "... as follows:" does
         said[-1] = said[-1].rstrip(" .:") + ":"
-    return said + ([_fenced(code)] if code.strip() else [])
+    return said + ([fenced(code)] if code.strip() else [])
 
 
 def _entry_lines(pre) -> tuple[list[str], bool]:  # noqa: ANN001 - a bs4 Tag
@@ -313,13 +313,8 @@ def _entry_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag
     "inter" parameter sets ..."), which are short enough to leave the reader the sentence."""
     lines, right_before = _entry_lines(pre)
     names = ", ".join(dict.fromkeys(_SYNTAX.split(line, 1)[0].strip(" ,") or line for line in lines))
-    syntax = [_fenced("\n".join(lines))] if lines and right_before else []
+    syntax = [fenced("\n".join(lines))] if lines and right_before else []
     return syntax + wrapped_text_blocks(pre.get_text(), names)
-
-
-def _fenced(code: str) -> str:
-    fence = "~~~" if "```" in code else "```"
-    return f"{fence}\n{code}\n{fence}"
 
 
 def _names_text(tag) -> bool:  # noqa: ANN001 - a bs4 Tag

@@ -55,6 +55,12 @@ def decode_text(path: Path, data: bytes) -> str:
     return text.replace("\r\n", "\n").replace("\r", "\n")
 
 
+def fenced(code: str) -> str:
+    """Code as a Markdown fence, which the sentence splitter skips; "~~~" when the code holds "```"."""
+    fence = "~~~" if "```" in code else "```"
+    return f"{fence}\n{code}\n{fence}"
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 

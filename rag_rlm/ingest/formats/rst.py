@@ -8,7 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-from .base import Parsed, ParseError, decode_text, document, one_line
+from .base import Parsed, ParseError, decode_text, document, fenced, one_line
 from .sheets import rows_as_lines
 
 _SETTINGS = {
@@ -48,9 +48,7 @@ def _blocks(node: Any, depth: int, bullet: bool = False) -> Iterator[str]:
         elif kind in ("paragraph", "line_block"):
             yield f"- {one_line(child.astext())}" if bullet else one_line(child.astext())
         elif kind in ("literal_block", "doctest_block"):
-            code = child.astext().strip("\n")
-            fence = "~~~" if "```" in code else "```"
-            yield f"{fence}\n{code}\n{fence}"
+            yield fenced(child.astext().strip("\n"))
         elif kind == "definition_list_item":
             term = " ".join(one_line(c.astext()) for c in child.children if c.tagname == "term")
             definition = " ".join(one_line(c.astext()) for c in child.children if c.tagname == "definition")

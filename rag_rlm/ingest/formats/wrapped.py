@@ -1,8 +1,9 @@
-"""Prose wrapped at a fixed width, as a plain-text manual is written and as haproxy-dconv's HTML
-keeps it (`<pre class="text">`), read as prose.
+"""Prose wrapped at a fixed width, as a plain-text manual is written and as some HTML keeps it
+(haproxy-dconv's `<pre class="text">`, a Vim help file in one `<pre>`), read as prose.
 
 Fenced as code it would yield no sentences. Here each paragraph becomes a block: its lines,
-dedented, which the sentence splitter joins. Two shapes of such manuals are read:
+dedented, which the sentence splitter joins; a line of help tags alone is left out. Two shapes of
+such manuals are read:
 - lines set further in than the text around them, which end no sentence, are an example ("    global" /
   "        stats socket ..."), kept as code;
 - a hanging indent ("51degrees-cache-size <number>" over an indented description, "-c : only
@@ -14,6 +15,8 @@ from __future__ import annotations
 
 import re
 import textwrap
+
+from .base import fenced
 
 __all__ = ["reads_as_prose", "wrapped_text_blocks"]
 
@@ -49,9 +52,7 @@ def wrapped_text_blocks(text: str, term: str = "") -> list[str]:
 
     def flush() -> None:
         if code:
-            body = textwrap.dedent("\n".join(code)).strip("\n")
-            fence = "~~~" if "```" in body else "```"
-            blocks.append(f"{fence}\n{body}\n{fence}")
+            blocks.append(fenced(textwrap.dedent("\n".join(code)).strip("\n")))
             code.clear()
 
     for para in paragraphs:
