@@ -141,11 +141,11 @@ _DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCKS = ("p", "li", "pre", "blockquote", "tr", "dt", "dd", "caption", "figcaption")
 _QUOTED_BLOCKS = ("p", "pre", "dl", "ul", "ol", "table", "div", "blockquote", *_HEADINGS)
-# "Prev Up Home Next" bars of generated manuals; a Bootstrap dropdown's menu, hidden until clicked
-# (haproxy-dconv puts one in each keyword's link: "This keyword is available in sections : ...")
 _TERM_LINE_WORDS = 24  # a keyword and its arguments ("unix-bind [prefix <prefix>] [mode <mode>] ..."); longer is prose
 _SYNTAX = re.compile(r"\s[<\[{(]")  # where a keyword line's arguments start: "timeout connect <timeout>"
 _CLOSED = re.compile(r"(?<!\.\.)[.:]$")  # a full stop or a colon that ends a line; an ellipsis does not
+# "Prev Up Home Next" bars of generated manuals; a Bootstrap dropdown's menu, hidden until clicked
+# (haproxy-dconv puts one in each keyword's link: "This keyword is available in sections : ...")
 _NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb|dropdown-menu", re.IGNORECASE)
 
 
@@ -299,11 +299,11 @@ def _entry_lines(pre) -> tuple[list[str], bool]:  # noqa: ANN001 - a bs4 Tag
             lines.append(_words(sibling))
         elif not sibling.get_text(strip=True):
             continue  # the empty anchors between the lines
-        elif lines or ": " not in (_line_words(sibling) or ": ") or sibling.name in _HEADINGS \
+        elif lines or _unlabelled_line(sibling) or sibling.name in _HEADINGS \
                 or sibling.find(list(_HEADINGS)) is not None:
-            break  # the entry's first line, a short line other than a label ("Arguments : none"), the section's start
+            break  # the entry's first line, another short line, or the section's start
         else:
-            right_before = False
+            right_before = False  # past its "Arguments : none" or an example
     return list(reversed(lines)), right_before
 
 
@@ -330,8 +330,13 @@ def _names_text(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
 def _is_term_line(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
     """A keyword and its arguments ("resolve-opts <option>,<option>,..."), not a sentence, nor a
     label and its value ("Arguments : none")."""
+    return _unlabelled_line(tag) and not _CLOSED.search(_line_words(tag))
+
+
+def _unlabelled_line(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    """A short line of text that is not a label and its value ("Arguments : none")."""
     words = _line_words(tag)
-    return bool(words) and not _CLOSED.search(words) and ": " not in words
+    return bool(words) and ": " not in words
 
 
 def _line_words(tag) -> str:  # noqa: ANN001 - a bs4 Tag
