@@ -21,6 +21,8 @@ from .spacing import tight
 from .types import Span
 
 _END = re.compile(r"[.!?…]+[\"'”’)\]]*$")
+# a name's own mark before the full stop: "the argument given to panic!." is about the macro panic!
+_NAME_MARK = re.compile(r"(?<=\w)[!?]\.$")
 
 
 @dataclass
@@ -105,7 +107,8 @@ def with_markers(text: str, numbers: Sequence[int]) -> str:
     m = _END.search(text)
     if m is None:
         return f"{text} {marks}."
-    return f"{text[:m.start()].rstrip()} {marks}{text[m.start():]}"
+    end = m.start() + 1 if _NAME_MARK.match(text, m.start()) else m.start()
+    return f"{text[:end].rstrip()} {marks}{text[end:]}"
 
 
 # -- "not found" ------------------------------------------------------------------------------

@@ -6,8 +6,9 @@ from __future__ import annotations
 import re
 
 # a closing mark after a space, when what follows is a space, another mark or the end: "pg_restore ,"
-# -> "pg_restore,", while ".htaccess" or ".gitignore" after a space keep it (a dot that opens a word)
-_SPACE_BEFORE_CLOSE = re.compile(r"\s+([,.;:!?)\]”’])(?=[\s,.;:!?)\]”’]|$)")
+# -> "pg_restore,", while ".htaccess" or ".gitignore" after a space keep it (a dot that opens a word).
+# A "?" or "!" that a word follows is a name, not the sentence's end: "the ? operator", "the ? Operator".
+_SPACE_BEFORE_CLOSE = re.compile(r"\s+([,.;:)\]”’]|[!?](?!\s+\w))(?=[\s,.;:!?)\]”’]|$)")
 _SPACE_AFTER_OPEN = re.compile(r"([(\[“‘])\s+")
 
 

@@ -62,6 +62,8 @@ def test_residual_question_drops_the_names_and_keeps_the_ask():
 def test_several_questions():
     assert split_question("Who approves leave? How many days do new staff get?") == [
         "Who approves leave?", "How many days do new staff get?"]
+    # a "?" that a word of the same question follows names an operator, and ends nothing
+    assert split_question("What does the ? operator do when the value is an error?") == []
 
 
 def test_conjoined_questions():

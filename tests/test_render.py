@@ -8,6 +8,7 @@ import pytest
 
 from rag_rlm.reasoning.base import Claim, Draft, PartDraft, Source
 from rag_rlm.render import Numbering, indirect, not_found, render, with_markers
+from rag_rlm.spacing import tight
 from rag_rlm.types import Span
 
 DOC = ("Expenses over $500 need the Finance Director. Hannah Lindqvist is the Finance Director. "
@@ -154,6 +155,16 @@ def test_a_dot_that_opens_a_word_keeps_its_space_and_a_stray_space_before_a_comm
     # inline HTML tags leave "pg_restore ," and "the .gitignore": the first is tidied, the second is a name
     marked = with_markers("Run pg_restore , relative to the location of the .gitignore file", [1])
     assert marked == "Run pg_restore, relative to the location of the .gitignore file [1]."
+
+
+def test_an_operator_or_macro_named_by_a_mark_keeps_it_and_the_markers_go_after_it():
+    # "the ? operator" is a name, not a question's end; "panic!." ends with the macro panic! and a full stop
+    assert with_markers("The ? operator returns early , and the ! operator negates", [1]) == (
+        "The ? operator returns early, and the ! operator negates [1].")
+    assert with_markers("join returns the argument given to panic!.", [2]) == "join returns the argument given to panic! [2]."
+    assert with_markers("Is it ready ?", [3]) == "Is it ready [3]?"  # a question's own mark still ends it
+    assert with_markers("It is done!", [4]) == "It is done [4]!"
+    assert tight("A Shortcut: the ? Operator") == "A Shortcut: the ? Operator"  # a heading's title case
 
 
 def test_an_api_entrys_name_is_said_once_across_its_claims():

@@ -174,6 +174,8 @@ def test_fenced_code_is_not_sentences():
     "Pi is about 3.14159 in value.",
     "She paused... then went on talking.",
     "Bring pens, paper, etc. to the meeting.",
+    "The ? operator can only be used in functions that return a result.",  # an operator's name, not an end
+    "Bash implements the ! Keyword to negate a pipeline.",
 ])
 def test_no_false_sentence_ends(sentence):
     assert texts(f"{sentence} Second one here.") == [sentence, "Second one here."]

@@ -33,9 +33,10 @@ _CELL = re.compile(r"(?:^|(?<=\|))([^|]*)")
 
 # A sentence end: . ! ? (and closing quotes/brackets/emphasis), then white space, then what can
 # open a sentence: a capital, a digit, a quote or bracket, Markdown emphasis or a currency sign.
-_END = re.compile(r"[.!?]+[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])"
+# A "?" or "!" alone after a space is a name, not an end: "The ? operator can only be used ...".
+_END = re.compile(r"(?:\.|(?<!\s)[!?])[.!?]*[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])"
                   # a manual's sentence may open with a parameter's name: "... return None. mode is a mask"
-                  r"|[.!?]+(?=\s+[a-z_][\w.]*\s+(?:is|are|must|may|can|should|defaults|specifies)\b)")
+                  r"|(?:\.|(?<!\s)[!?])[.!?]*(?=\s+[a-z_][\w.]*\s+(?:is|are|must|may|can|should|defaults|specifies)\b)")
 # The word before a "." that does not end a sentence: initials and dotted abbreviations ("J.",
 # "U.S.", "e.g.", "i.e."), titles and other short forms.
 _ABBREV = re.compile(

@@ -92,8 +92,12 @@ def _entity_comparison(q: str) -> list[tuple[str, str]]:
     return [(name, rest) for name in names]
 
 
+# a "?" that ends a question; one that a lower-case word follows is a name ("the ? operator")
+_QUESTION_END = re.compile(r"\?(?=\s+[^a-z\s]|\s*$)")
+
+
 def _several_questions(q: str) -> list[str]:
-    parts = [p.strip() + "?" for p in q.split("?") if len(p.strip().split()) >= 3]
+    parts = [p.strip() + "?" for p in _QUESTION_END.split(q) if len(p.strip().split()) >= 3]
     return parts if len(parts) >= 2 else []
 
 
