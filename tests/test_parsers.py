@@ -335,6 +335,30 @@ def test_html_a_permalinks_pilcrow_is_no_word_of_a_term(tmp_path):
     assert text == "HISTSIZE: The maximum number of commands to remember.\n\nSee HISTSIZE and the paragraph sign (¶) itself."
 
 
+def test_html_rustdoc_and_mdbook_chrome_is_left_out_and_examples_show_what_the_page_shows(tmp_path):
+    # rustdoc: a version and source line beside the title and each method, a notable-traits tooltip in
+    # a signature, a summary's "Read more"; mdBook: a theme menu, the book's title bar, hidden lines
+    rustdoc = """<html><body><div class="main-heading"><h1 class="fqn"><span class="in-band">Struct
+    <a href="#">Ledger</a></span></h1><span class="out-of-band"><span class="since">1.2.0</span> ·
+    <a class="srclink" href="#">source</a> · <a id="toggle-all-docs">[<span class="inner">&#x2212;</span>]</a></span></div>
+    <details><summary><section id="method.entries" class="method"><div class="rightside"><span class="since">1.4.0</span>
+    · <a class="srclink" href="#">source</a></div><h4 class="code-header">pub fn entries(&amp;self) -&gt; Entries<span
+    class="notable-traits"><span class="notable-traits-tooltip">ⓘ<span class="notable-traits-tooltiptext">Notable traits
+    for Entries</span></span></span></h4></section></summary><div class="docblock"><p>Visits every entry in
+    the order it was booked. <a href="#">Read more</a></p><p>The <code>?</code> operator works on its result.</p></div></details></body></html>"""
+    text = one(write(tmp_path / "r.html", rustdoc)).text
+    assert text == ("# Struct Ledger\n\n#### pub fn entries(&self) -> Entries\n\n"
+                    "Visits every entry in the order it was booked.\n\nThe ? operator works on its result.")
+    mdbook = """<html><body><ul id="theme-list" class="theme-popup"><li>Light (default)</li><li>Coal</li></ul>
+    <h1 class="menu-title">The Ledger Book</h1><main><h2>Booking</h2><p>Every entry is booked once:</p>
+    <pre class="playground"><code class="language-rust"><span class="boring">fn main() {
+</span>let entry = ledger.book(12);
+<span class="boring">}
+</span></code></pre></main></body></html>"""
+    text = one(write(tmp_path / "b.html", mdbook)).text
+    assert text == "## Booking\n\nEvery entry is booked once:\n\n```\nlet entry = ledger.book(12);\n```"
+
+
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
     html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>

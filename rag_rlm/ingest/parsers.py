@@ -147,6 +147,13 @@ _CLOSED = re.compile(r"(?<!\.\.)[.:]$")  # a full stop or a colon that ends a li
 # "Prev Up Home Next" bars of generated manuals; a Bootstrap dropdown's menu, hidden until clicked
 # (haproxy-dconv puts one in each keyword's link: "This keyword is available in sections : ...")
 _NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb|dropdown-menu", re.IGNORECASE)
+# chrome that a page shows beside its text: rustdoc's version and source links ("1.0.0 · source · [−]")
+# and its tooltips of notable traits; mdBook's theme menu, its title bar, and the lines it hides in an
+# example ("boring": the fn main() { around a snippet)
+_CHROME = re.compile(r"^(?:out-of-band|rightside|notable-traits|theme-popup|menu-title|boring)$")
+# a link that stands for what the page leaves out, not for text: a permalink's "¶" after a heading or a
+# term (Sphinx, texinfo), a summary's "Read more" (rustdoc's trait methods)
+_STAND_IN_LINKS = {"¶", "Read more"}
 
 
 def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
@@ -166,10 +173,12 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all(class_=_NAVIGATION):
         tag.decompose()
+    for tag in soup.find_all(class_=_CHROME):
+        tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
         tag.decompose()
-    for tag in soup.find_all("a"):  # a permalink's "¶" after a heading or a term (Sphinx, texinfo)
-        if tag.get_text(strip=True) == "¶":
+    for tag in soup.find_all("a"):
+        if tag.get_text(strip=True) in _STAND_IN_LINKS:
             tag.decompose()
     for tag in soup.find_all("blockquote"):
         if tag.find(_QUOTED_BLOCKS) is not None:  # indentation around paragraphs and lists (Postfix's
