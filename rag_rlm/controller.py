@@ -120,16 +120,21 @@ class Node:
     children: list[Node] = field(default_factory=list)  # [0] is the question's own answer when decomposed
     status: str = "ok"
     cache_hit: bool = False
+    sentences: list[EvidenceSentence] = field(default_factory=list)  # the spans' stored ones (none from the memo)
 
     @property
     def question(self) -> str:
         return self.sub.text
 
+    def tree(self) -> list[Node]:
+        """This node and those under it, each before its children."""
+        return [self, *(n for child in self.children for n in child.tree())]
+
     def evidence(self) -> list[Span]:
-        out = list(self.spans)
-        for child in self.children:
-            out += child.evidence()
-        return out
+        return [s for n in self.tree() for s in n.spans]
+
+    def stored_sentences(self) -> list[EvidenceSentence]:
+        return [e for n in self.tree() for e in n.sentences]
 
 
 def solve(ctx: Context, question: str) -> Node:
@@ -292,7 +297,8 @@ def _answer(ctx: Context, subs: list[SubQuestion], evidence: list[Evidence], dep
                                lambda allowance, g=group, e=ev: ctx.reasoner.answer(g, e, allowance))
         if drafts is None:
             drafts = [failed("budget", s.text) for s in group]
-        nodes += [Node(s, d, list(e.spans), status=_status(d)) for s, e, d in zip(group, ev, drafts, strict=True)]
+        nodes += [Node(s, d, list(e.spans), status=_status(d), sentences=list(e.sentences))
+                  for s, e, d in zip(group, ev, drafts, strict=True)]
     return nodes
 
 
@@ -325,7 +331,8 @@ def _decompose(ctx: Context, sub: SubQuestion, evidence: Evidence, plan: Plan, d
         merged = _run_step(ctx, want + PROMPT_WANT, node,
                            lambda allowance: ctx.reasoner.merge(sub.text, own.draft, parts, plan, allowance))
     merged = merged if merged is not None and merged.parts else own.draft
-    return Node(sub, merged, list(evidence.spans), [own, *children], status=_status(merged))
+    return Node(sub, merged, list(evidence.spans), [own, *children], status=_status(merged),
+                sentences=list(evidence.sentences))
 
 
 def _guarded_wave(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNode) -> list[Node]:
@@ -342,7 +349,7 @@ def _guarded_wave(ctx: Context, subs: list[SubQuestion], depth: int, parent: Tra
 def _reflect(ctx: Context, node: Node, root: TraceNode) -> Node:
     """Check the draft against the evidence; retrieve once more for the parts still unanswered."""
     question = node.question
-    evidence = Evidence(tuple(_unique(node.evidence())))
+    evidence = Evidence(tuple(_unique(node.evidence())), tuple(node.stored_sentences()))
     want = ctx.tokens(question) + ctx.tokens(_claims_text(node.draft)) + WRITE_WANT + PROMPT_WANT
     with ctx.trace.step("reflect", question, root, 0) as step:
         checked = _run_step(ctx, want, step,
@@ -357,7 +364,7 @@ def _reflect(ctx: Context, node: Node, root: TraceNode) -> Node:
         extra = _guarded_wave(ctx, asks, 1, root)
         found = {n.question: n.draft.parts[0] for n in extra if n.status == "ok" and n.draft.found}
         draft = replace(draft, parts=tuple(found.get(p.question, p) if not p.found else p for p in draft.parts))
-    return Node(node.sub, draft, node.spans, node.children + extra, node.status, node.cache_hit)
+    return Node(node.sub, draft, node.spans, node.children + extra, node.status, node.cache_hit, node.sentences)
 
 
 def _want(ctx: Context, subs: Sequence[SubQuestion], evidence: Sequence[Evidence], spans: int | None = None) -> int:

@@ -117,6 +117,35 @@ def test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to(reasone
     assert off.parts[0].claims[0].text == draft.claims[0].text and "refers_back" not in off.rules
 
 
+def test_a_lead_that_refers_back_takes_the_whole_sentence_before_it_and_keeps_the_other_claims(reasoner, embedder):
+    # chunks overlap, so the lead's own chunk may start inside the sentence it refers to: split afresh,
+    # that chunk reads "past the end of the list." as the sentence before; the stored sentence is
+    # whole, and another retrieved chunk holds it with the lead
+    s0 = "The first lookup method panics when it is given an index past the end of the list."
+    s1 = "This method is best used when a missing element is a bug in the program."
+    s2 = "The second lookup method returns nothing instead of panicking."
+    text = f"{s0} {s1} {s2}"
+    ev = evidence(embedder, "Lookups", [s0, s1, s2], text=text)
+    cut = text.index("past the end")
+    first = Span("lookups", 0, "Lookups", "Lookups.txt", text[:len(s0) + 1 + len(s1)], 0, len(s0) + 1 + len(s1), 1.0)
+    second = Span("lookups", 1, "Lookups", "Lookups.txt", text[cut:], cut, len(text), 1.0)
+    stored = tuple(replace(e, span=second if e.sentence.start >= cut else first) for e in ev.sentences)
+    at = [e.sentence for e in stored]
+    lead = Claim(s1, (Source(second, at[1].start, at[1].end),))
+    other = Claim(s2, (Source(second, at[2].start, at[2].end),))
+    question = "When should I use the first lookup method?"
+    draft = Draft((PartDraft(question, (lead, other), True, 0.9),))
+    reflected = reasoner.reflect(question, draft, Evidence((second, first), stored), 4000)
+    said = reflected.parts[0].claims
+    assert said[0].text == f"{s0} {s1}" and "refers_back" in reflected.rules
+    (source,) = said[0].sources  # quoted from the chunk that holds both sentences
+    assert (source.span.chunk_index, source.start, source.end) == (0, 0, at[1].end)
+    assert [c.text for c in said[1:]] == [s2]  # the part's other sentence is still said
+    # without sentence memory the lead's own chunk is all there is, and its first words are no sentence
+    alone = reasoner.reflect(question, draft, Evidence((second,)), 4000)
+    assert alone.parts[0].claims[0].text == s1 and "refers_back" not in alone.rules
+
+
 def test_a_lead_in_is_said_with_the_items_of_its_list(reasoner, embedder):
     lead_in = "Routine vacuuming is needed for several reasons:"
     items = ["To recover or reuse disk space occupied by updated or deleted rows.",

@@ -13,9 +13,9 @@ from dataclasses import replace
 import numpy as np
 
 from ..ingest.sentences import entry_term, split_sentences
-from ..types import Sentence
+from ..types import Sentence, Span
 from . import english
-from .base import Candidate, Claim
+from .base import Candidate, Claim, Source
 from .forms import TABLE_ROW
 from .thresholds import Thresholds
 
@@ -273,21 +273,33 @@ _ANAPHOR = re.compile(r"^(?:(?:hence|thus|therefore|so|also|however|instead|othe
                       r"(?:this|these|those|that|it|its|they|their|such)\b", re.IGNORECASE)
 
 
-def self_contained(claim: Claim) -> Claim | None:
-    """`claim` said after the sentence before it in its chunk, when it opens by referring back to
-    it ("Hash indexes store a hash code. Hence, such indexes ..."), quoted as one range; None when
-    it stands alone or its chunk has no sentence before it."""
+def self_contained(claim: Claim, spans: Sequence[Span] = (), stored: Sequence[Sentence] = ()) -> Claim | None:
+    """`claim` said after the sentence before it, when it opens by referring back to it ("Hash
+    indexes store a hash code. Hence, such indexes ..."), quoted as one range of a retrieved chunk
+    (its own, or another of `spans` that holds both); None when it stands alone or no chunk holds
+    the sentence before it. That sentence is the document's stored one (`stored`) where sentence
+    memory has it: chunks overlap, so a chunk may start inside a sentence or a code block, and
+    split afresh it reads "element." or code as the sentence before."""
     if not _ANAPHOR.match(claim.text) or not claim.sources:
         return None
     source = claim.sources[0]
-    span = source.span
-    before = [s for s in split_sentences(span.text, span.document_id, span.start)
-              if s.end <= source.start and not span.text[s.end - span.start:source.start - span.start].strip()]
-    if not before or before[-1].kind == "heading":
+    own = source.span
+    mine = [s for s in stored if s.document_id == own.document_id and s.end <= source.start]
+    if mine:
+        prev = max(mine, key=lambda s: s.end)
+    else:
+        split = [s for s in split_sentences(own.text, own.document_id, own.start) if s.end <= source.start]
+        if not split or (split[-1].start == own.start and own.chunk_index > 0):
+            return None  # perhaps the tail of a sentence the chunk cut
+        prev = split[-1]
+    if prev.kind == "heading":
         return None
-    prev = before[-1]
-    return replace(claim, text=f"{prev.text} {claim.text}",
-                   sources=(replace(source, start=prev.start), *claim.sources[1:]))
+    for span in (own, *(s for s in spans if s.document_id == own.document_id and s.id != own.id)):
+        if (span.start <= prev.start and source.end <= span.end
+                and not span.text[prev.end - span.start:source.start - span.start].strip()):
+            return replace(claim, text=f"{prev.text} {claim.text}",
+                           sources=(Source(span, prev.start, source.end), *claim.sources[1:]))
+    return None
 
 
 def past(claim: Claim, link: Claim) -> bool:

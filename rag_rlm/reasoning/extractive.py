@@ -420,10 +420,11 @@ class ExtractiveReasoner:
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
-            carried = self_contained(claims[0]) if claims and "refers_back" in self.rules else None
+            carried = self_contained(claims[0], evidence.spans, [e.sentence for e in evidence.sentences]) if claims and "refers_back" in self.rules else None
             if carried is not None and read + wrote + self._count(carried.text) <= allowance:
                 wrote += self._count(carried.text)
-                claims = [carried]  # the sentence it refers to is its support: the lead says two already
+                # the sentence it refers to is said once: as the lead's antecedent, not again after it
+                claims = [carried, *(c for c in claims[1:] if not _within(c, carried))]
                 fired.append("refers_back")
             parts.append(replace(part, claims=tuple(claims)))
         missing = tuple(p.question for p in parts if not p.found and p.question not in unnamed_parts)
@@ -477,6 +478,12 @@ class ExtractiveReasoner:
 
 
 _OWN_PAGE_RULES = {SIDE: "side_own_page", HOP: "hop_own_page"}
+
+
+def _within(claim: Claim, lead: Claim) -> bool:
+    """Whether `claim` quotes a range that the lead quotes."""
+    return any(s.span.document_id == t.span.document_id and t.start <= s.start and s.end <= t.end
+               for s in claim.sources for t in lead.sources)
 
 
 def _overlaps(sentence: Sentence, span: Span) -> bool:
