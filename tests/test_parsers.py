@@ -359,6 +359,27 @@ def test_html_rustdoc_and_mdbook_chrome_is_left_out_and_examples_show_what_the_p
     assert text == "## Booking\n\nEvery entry is booked once:\n\n```\nlet entry = ledger.book(12);\n```"
 
 
+def test_html_javadocs_member_details_are_entries_not_one_list_item(tmp_path):
+    # Javadoc puts each member's heading, signature, paragraphs and notes in a section inside a list
+    # item: read as one item they had run together, the notes of one member into the next one's name
+    html = """<html><body><section class="details"><ul class="details-list"><li><section class="method-details">
+    <h2>Method Details</h2><ul class="member-list">
+    <li><section class="detail" id="pad(int)"><h3>pad</h3>
+    <div class="member-signature"><span class="modifiers">public static</span>&nbsp;<span class="return-type">String</span>&nbsp;<span
+    class="element-name">pad</span>(int&nbsp;size)</div>
+    <div class="block"><p>Pads a ledger line to <code>size</code> characters.</p>
+    <pre>Ledger.pad(3) = "   "</pre></div>
+    <dl class="notes"><dt>Parameters:</dt><dd><code>size</code> - the width, not negative</dd>
+    <dt>Returns:</dt><dd>the padded line</dd></dl></section></li>
+    <li><section class="detail" id="trim()"><h3>trim</h3><div class="block">Trims a ledger line.</div></section></li>
+    </ul></section></li></ul></section></body></html>"""
+    text = one(write(tmp_path / "j.html", html)).text
+    assert text == ("## Method Details\n\n### pad\n\n```\npublic static\u00a0String\u00a0pad(int\u00a0size)\n```\n\n"
+                    "Pads a ledger line to size characters.\n\n```\nLedger.pad(3) = \"   \"\n```\n\n"
+                    "Parameters: size - the width, not negative\n\nReturns: the padded line\n\n"
+                    "### trim\n\nTrims a ledger line.")
+
+
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):
     # the shapes of a Sphinx page (Python's manual): a signature in <dt>, prose and an example in <dd>
     html = """<html><body><div class="sphinxsidebar" role="navigation"><ul><li>functools<ul><li>lru_cache()</li>

@@ -140,6 +140,7 @@ def _markdown_title(text: str) -> str | None:
 _DROP = ("script", "style", "nav", "noscript", "template", "svg", "head")
 _HEADINGS = {f"h{n}": n for n in range(1, 7)}
 _BLOCKS = ("p", "li", "pre", "blockquote", "tr", "dt", "dd", "caption", "figcaption")
+_SECTIONS = ("section", "article", *_HEADINGS)
 _QUOTED_BLOCKS = ("p", "pre", "dl", "ul", "ol", "table", "div", "blockquote", *_HEADINGS)
 _TERM_LINE_WORDS = 24  # a keyword and its arguments ("unix-bind [prefix <prefix>] [mode <mode>] ..."); longer is prose
 _SYNTAX = re.compile(r"\s[<\[{(]")  # where a keyword line's arguments start: "timeout connect <timeout>"
@@ -183,6 +184,11 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     for tag in soup.find_all("blockquote"):
         if tag.find(_QUOTED_BLOCKS) is not None:  # indentation around paragraphs and lists (Postfix's
             tag.name = "div"  # READMEs), read as a container: one block of it all had glued a <dl>'s terms
+    for tag in soup.find_all("li"):
+        if tag.find(_SECTIONS) is not None:  # Javadoc's member details: each a list item holding a section
+            tag.name = "div"  # with its heading, signature, paragraphs and notes; read whole, all ran together
+    for tag in soup.find_all(class_="member-signature"):
+        tag.name = "pre"  # Javadoc's signature of a member, code as rustdoc's and Sphinx's are
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
 
@@ -424,12 +430,13 @@ def _nested_entry(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
 
 def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag
     """The terms a description is for: every <dt> right before it ("-n", "--dry-run" for one
-    <dd>, as Asciidoc writes an option's names), joined by commas."""
+    <dd>, as Asciidoc writes an option's names), joined by commas, without a colon of their own
+    (Javadoc's "Parameters:"), since the description is said after ": "."""
     terms = []
     for sibling in dd.find_previous_siblings(True):
         if sibling.name != "dt":
             break
-        terms.append(_words(sibling))
+        terms.append(_words(sibling).removesuffix(":").rstrip())
     return ", ".join(t for t in reversed(terms) if t)
 
 
