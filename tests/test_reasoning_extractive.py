@@ -22,7 +22,7 @@ from rag_rlm.reasoning.base import (
     Source,
     SubQuestion,
 )
-from rag_rlm.reasoning.claims import answers_alone, of_another_entry, row_names, unnamed_things
+from rag_rlm.reasoning.claims import answers_alone, identifiers, of_another_entry, row_names, unnamed_things
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -226,6 +226,10 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     option = Sentence("explain", 3, "This parameter defaults to TRUE.", 0, 9, heading="EXPLAIN — COSTS")
     assert of_another_entry({"work_mem"}, option)
     assert not of_another_entry({"work_mem"}, replace(option, heading="Resource Consumption"))
+    # Java's and JavaScript's members are named in camelCase: trimToEmpty's notes are not trim's
+    notes = Sentence("ledger", 4, "Returns: the trimmed line, or an empty line if null input", 0, 9, heading="trimToEmpty")
+    assert of_another_entry(identifiers("What does Ledger.trim return for a null input?"), notes)
+    assert not of_another_entry(identifiers("What does Ledger.trimToEmpty return for null?"), notes)
 
 
 def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):

@@ -73,9 +73,10 @@ def said(sentence: Sentence) -> str:
     return f"{label} of {entry}: {value}"
 
 
-# a name in code: snake_case (max_connections) or dotted with parts of two letters or more
-# (os.path.splitext, Path.resolve; not "e.g." or "U.S.")
-_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b")
+# a name in code: snake_case (max_connections), camelCase (trimToEmpty, getTime: Java's and
+# JavaScript's members) or dotted with parts of two letters or more (os.path.splitext, Path.resolve;
+# not "e.g." or "U.S.")
+_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+\b|\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b")
 
 
 def identifiers(text: str) -> set[str]:
