@@ -267,6 +267,24 @@ def test_a_pages_own_question_names_no_bridge(reasoner, embedder):
     assert [entity for entity, _ in plan.links] == ["Task Cookbook"]
 
 
+def test_a_question_whose_named_entry_is_read_is_no_hop_and_a_repeated_sentence_is_said_once(reasoner, embedder):
+    """An API reference's entry answers what it is named for: the names in its notes ("Throws:
+    IllegalStateException") are no hop to another document. Its summary table repeats the entry's
+    first sentence under another heading (another vector): said once."""
+    sentences = ["Splits the time.", "Throws: IllegalStateException - if the Ledger is not running.", "Splits the time."]
+    ev = evidence(embedder, "Ledger", sentences)
+    headings = ["split", "split", "Method Summary"]
+    vectors = embedder.embed([f"Ledger {h}: {s}" for h, s in zip(headings, sentences, strict=True)])  # as ingest reads them
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h), vector=v)
+                                     for e, h, v in zip(ev.sentences, headings, vectors, strict=True)))
+    plan = reasoner.plan("What does Ledger.split do?", ev, 4000)
+    assert not plan.sub_questions and plan.note == "single question: the entry it names is read"
+    unnamed = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Ledger")) for e in ev.sentences))
+    assert reasoner.plan("What does Ledger.split do?", unnamed, 4000).sub_questions  # without its entry: a hop
+    said = [c.text for c in reasoner.answer([SubQuestion("What does Ledger.split do?")], [ev], 4000)[0].claims]
+    assert said.count("Splits the time.") == 1, said
+
+
 SERIALIZER_ENTRIES = [("Tasks — General — Task.serializer", "Defaults to the task_serializer setting."),
                       ("Configuration — task_serializer", "A string identifying the default serialization method to use."),
                       ("Configuration — task_serializer", 'Default: "json" (since 4.0, earlier: pickle).')]

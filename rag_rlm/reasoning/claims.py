@@ -163,7 +163,17 @@ def entry_names(sentence: Sentence) -> set[str]:
     """What the manual entry a sentence belongs to is named for (lower-cased; empty for prose)."""
     term = entry_term(sentence.text)
     label = sentence.heading.rpartition(" — ")[2]  # the entry term a block's later sentences are read under
-    return identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label)
+    return identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label) | _member(label)
+
+
+# a member's heading in an API reference: Javadoc's bare name ("split"), rustdoc's signature ("pub fn
+# new() -> HashMap<K, V>")
+_MEMBER = re.compile(r"(?:(?:pub(?:\([\w:]+\))?|const|async|unsafe|extern\s+\S+)\s+)*fn\s+(\w+)\b.*|([a-z_][A-Za-z0-9_]*)")
+
+
+def _member(heading: str) -> set[str]:
+    m = _MEMBER.fullmatch(heading.strip())
+    return {(m[1] or m[2]).lower()} if m else set()
 
 
 _KEYWORD = re.compile(r"[A-Z][A-Z_]{2,}")  # a command's option named by its keyword: COSTS, VERBOSE

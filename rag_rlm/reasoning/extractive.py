@@ -116,6 +116,10 @@ class ExtractiveReasoner:
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
         read = min(allowance, read + cost)
+        if (asked := identifiers(question)) and any(entry_names(c.sentence) & asked for c in cands):
+            # "What does StopWatch.split do?": the entry of the name it asks about is read, and the
+            # names in its notes ("Throws: IllegalStateException") are no hop to another document
+            return Plan(note="single question: the entry it names is read", tokens_in=read)
         links = self._bridge_links(question, evidence, cands)
         if not links:
             return Plan(note="single question", tokens_in=read)
@@ -254,8 +258,11 @@ class ExtractiveReasoner:
         for i in order[1:]:
             if len(chosen) >= t.max_claims or scores[i] < max(t.second_share * scores[order[0]], self.support):
                 break
+            # the same words elsewhere say nothing new: an API reference repeats each member's first
+            # sentence in its summary table, whose context (and so vector) differs
             if (cands[i].span.document_id == cands[order[0]].span.document_id
-                    and not any(similar(cands[i].vector, cands[j].vector, t.duplicate) for j in chosen)):
+                    and not any(similar(cands[i].vector, cands[j].vector, t.duplicate)
+                                or cands[i].sentence.text == cands[j].sentence.text for j in chosen)):
                 chosen.append(i)
         if figures:
             chosen += [i for i in order[1:] if i not in chosen and scores[i] >= self.support
