@@ -374,10 +374,21 @@ def test_html_javadocs_member_details_are_entries_not_one_list_item(tmp_path):
     <li><section class="detail" id="trim()"><h3>trim</h3><div class="block">Trims a ledger line.</div></section></li>
     </ul></section></li></ul></section></body></html>"""
     text = one(write(tmp_path / "j.html", html)).text
-    assert text == ("## Method Details\n\n### pad\n\n```\npublic static\u00a0String\u00a0pad(int\u00a0size)\n```\n\n"
+    assert text == ("## Method Details\n\n### pad\n\n```\npublic static String pad(int size)\n```\n\n"
                     "Pads a ledger line to size characters.\n\n```\nLedger.pad(3) = \"   \"\n```\n\n"
                     "Parameters: size - the width, not negative\n\nReturns: the padded line\n\n"
                     "### trim\n\nTrims a ledger line.")
+
+
+def test_html_doxygens_member_is_named_without_its_permalink_and_its_prototype_is_code(tmp_path):
+    # Doxygen: "◆" links each member's title; its prototype is a layout table, which read as a row
+    html = """<html><body><h2 class="memtitle"><span class="permalink"><a href="#a1">&#9670;&nbsp;</a></span>pad()</h2>
+    <div class="memitem"><div class="memproto"><table class="memname"><tr>
+      <td class="memname">std::string ledger::pad</td>
+      <td>(</td><td class="paramtype">int&#160;</td><td class="paramname"><em>size</em></td><td>)</td>
+    </tr></table></div><div class="memdoc"><p>Pads a ledger line. </p></div></div></body></html>"""
+    text = one(write(tmp_path / "d.html", html)).text
+    assert text == "## pad()\n\n```\nstd::string ledger::pad (int size)\n```\n\nPads a ledger line."
 
 
 def test_html_code_is_fenced_and_inline_tags_join_as_written(tmp_path):

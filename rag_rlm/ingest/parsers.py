@@ -153,8 +153,10 @@ _NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb|dropdown-menu"
 # example ("boring": the fn main() { around a snippet)
 _CHROME = re.compile(r"^(?:out-of-band|rightside|notable-traits|theme-popup|menu-title|boring)$")
 # a link that stands for what the page leaves out, not for text: a permalink's "¶" after a heading or a
-# term (Sphinx, texinfo), a summary's "Read more" (rustdoc's trait methods)
-_STAND_IN_LINKS = {"¶", "Read more"}
+# term (Sphinx, texinfo) or "◆" before it (Doxygen), a summary's "Read more" (rustdoc's trait methods)
+_STAND_IN_LINKS = {"¶", "◆", "Read more"}
+# a member's signature in an API reference: Javadoc's, Doxygen's
+_SIGNATURES = re.compile(r"^(?:member-signature|memproto)$")
 
 
 def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
@@ -187,8 +189,9 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     for tag in soup.find_all("li"):
         if tag.find(_SECTIONS) is not None:  # Javadoc's member details: each a list item holding a section
             tag.name = "div"  # with its heading, signature, paragraphs and notes; read whole, all ran together
-    for tag in soup.find_all(class_="member-signature"):
-        tag.name = "pre"  # Javadoc's signature of a member, code as rustdoc's and Sphinx's are
+    for tag in soup.find_all(class_=_SIGNATURES):  # a member's signature is code, as rustdoc's and Sphinx's are;
+        tag.string = " ".join(tag.get_text().split())  # Doxygen's is a layout table: "activate; (;)" as a row
+        tag.name = "pre"
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
 
