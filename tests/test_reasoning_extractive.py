@@ -230,6 +230,13 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     notes = Sentence("ledger", 4, "Returns: the trimmed line, or an empty line if null input", 0, 9, heading="trimToEmpty")
     assert of_another_entry(identifiers("What does Ledger.trim return for a null input?"), notes)
     assert not of_another_entry(identifiers("What does Ledger.trimToEmpty return for null?"), notes)
+    # a C++ or Rust path names its last part; a member's heading (Doxygen's "pad()", rustdoc's
+    # signature) names its entry
+    assert identifiers("What does ledger_base::pad do?") == {"ledger_base::pad", "pad"}
+    constructor = replace(notes, text="References ledger::internal::wait_read().", heading="ledger_base()")
+    assert of_another_entry(identifiers("What does ledger_base::pad do?"), constructor)
+    for heading in ("pad()", "pad() [1/2]", "pub fn pad(&self, width: usize) -> String"):
+        assert not of_another_entry({"pad"}, replace(notes, heading=heading)), heading
 
 
 def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):

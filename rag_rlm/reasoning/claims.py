@@ -73,17 +73,20 @@ def said(sentence: Sentence) -> str:
     return f"{label} of {entry}: {value}"
 
 
-# a name in code: snake_case (max_connections), camelCase (trimToEmpty, getTime: Java's and
-# JavaScript's members) or dotted with parts of two letters or more (os.path.splitext, Path.resolve;
-# not "e.g." or "U.S.")
-_IDENTIFIER = re.compile(r"\b[A-Za-z]\w*_\w+\b|\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b")
+# a name in code: a path (C++'s and Rust's pqxx::connection_base::activate), dotted with parts of two
+# letters or more (os.path.splitext, Path.resolve; not "e.g." or "U.S."), snake_case (max_connections)
+# or camelCase (trimToEmpty, getTime: Java's and JavaScript's members); a path or a dotted name first,
+# so that its snake_case part is not a name of its own
+_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b|\b[A-Za-z]\w*_\w+\b"
+                         r"|\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")
+_PART = re.compile(r"\.|::")
 
 
 def identifiers(text: str) -> set[str]:
-    """The code names `text` writes, each also by its last dotted part (Counter.most_common is
-    also most_common, the way a manual's method entry names it), lower-cased."""
+    """The code names `text` writes, each also by its last part (Counter.most_common is also
+    most_common, the way a manual's method entry names it), lower-cased."""
     found = {m.group(0).lower() for m in _IDENTIFIER.finditer(text)}
-    return found | {name.rsplit(".", 1)[-1] for name in found}
+    return found | {_PART.split(name)[-1] for name in found}
 
 
 def of_another_entry(asked: set[str], sentence: Sentence, own_entry_read: bool = False) -> bool:
@@ -166,9 +169,10 @@ def entry_names(sentence: Sentence) -> set[str]:
     return identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label) | _member(label)
 
 
-# a member's heading in an API reference: Javadoc's bare name ("split"), rustdoc's signature ("pub fn
-# new() -> HashMap<K, V>")
-_MEMBER = re.compile(r"(?:(?:pub(?:\([\w:]+\))?|const|async|unsafe|extern\s+\S+)\s+)*fn\s+(\w+)\b.*|([a-z_][A-Za-z0-9_]*)")
+# a member's heading in an API reference: Javadoc's bare name ("split"), Doxygen's ("activate()",
+# "await_notification() [1/2]"), rustdoc's signature ("pub fn new() -> HashMap<K, V>")
+_MEMBER = re.compile(r"(?:(?:pub(?:\([\w:]+\))?|const|async|unsafe|extern\s+\S+)\s+)*fn\s+(\w+)\b.*"
+                     r"|([a-z_][A-Za-z0-9_]*)(?:\(\))?(?:\s*\[\d+/\d+\])?")
 
 
 def _member(heading: str) -> set[str]:
