@@ -51,6 +51,9 @@ def test_pronoun_gets_the_subject_of_the_previous_question(embedder):
 @pytest.mark.parametrize(("earlier", "question", "expected"), [
     ("Is TRUNCATE MVCC-safe?", "Does it fire ON DELETE triggers?", "Does TRUNCATE fire ON DELETE triggers?"),
     ("Is remote work paid?", "Who approves it?", "Who approves remote work?"),
+    # an adverb and a comparison are no part of the thing asked about
+    ("Are prepared statements always faster than plain SQL?", "Why can they be slower?",
+     "Why can prepared statements be slower?"),
 ])
 def test_the_predicate_of_an_is_question_is_not_its_subject(embedder, earlier, question, expected):
     c = condense(question, [user(earlier), assistant("No.")], embedder)

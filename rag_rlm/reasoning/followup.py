@@ -135,6 +135,8 @@ def _content(toks: list[_Tok], i: int) -> bool:
         return True  # "to London", "to contractors"
     if prev in BE_WORDS and i > 1 and (toks[i - 2].low in SUBJECT_PRONOUNS or toks[i - 2].low not in FUNCTION_WORDS):
         return False  # "my laptop is *broken*", "I am *eligible*": a predicate, not a thing
+    if toks[i].low.endswith("er") and i + 1 < len(toks) and toks[i + 1].low == "than":
+        return False  # "are prepared statements always *faster* than plain SQL": a comparison, not a thing
     return not (prev in SUBJECT_PRONOUNS or prev == "to" or (prev == "who" and i == 1))
 
 
