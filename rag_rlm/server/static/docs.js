@@ -49,9 +49,11 @@ export class DocumentsView {
     if (!name) { clear(body); $("docs-empty").hidden = false; return; }
     try {
       const data = await api(`/v1/collections/${enc(name)}/documents`);
+      if (name !== this.ctx.collection()) return; // the collection changed meanwhile: its list is not this one
       if (!keepError) this.showError(null);
       this.render(name, data.documents || []);
     } catch (e) {
+      if (name !== this.ctx.collection()) return;
       clear(body);
       $("docs-empty").hidden = true;
       // a collection that does not exist yet is simply empty: uploading creates it
