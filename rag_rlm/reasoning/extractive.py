@@ -413,6 +413,7 @@ class ExtractiveReasoner:
         if read > allowance:
             return replace(draft, error="budget", tokens_in=0, tokens_out=0, llm_calls=0)
         checked, notes = verify(draft, self.scorer, self.supports, self.answerability)
+        stored = [e.sentence for e in evidence.sentences]  # where a lead that refers back finds the sentence before it
         parts, kept, dropped, wrote, fired, unnamed_parts = [], [], 0, 0, [], set()
         for part in checked.parts:
             if part.found and (unnamed := self._unnamed(part.question, evidence)):
@@ -427,7 +428,7 @@ class ExtractiveReasoner:
                 claims = list(part.claims[:1])
             dropped += len(part.claims) - len(claims)
             kept += claims
-            carried = self_contained(claims[0], evidence.spans, [e.sentence for e in evidence.sentences]) if claims and "refers_back" in self.rules else None
+            carried = self_contained(claims[0], evidence.spans, stored) if claims and "refers_back" in self.rules else None
             if carried is not None and read + wrote + self._count(carried.text) <= allowance:
                 wrote += self._count(carried.text)
                 # the sentence it refers to is said once: as the lead's antecedent, not again after it
