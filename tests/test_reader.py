@@ -286,6 +286,27 @@ def test_training_in_bf16_autocasts_reproducibly_and_the_card_says_so(tmp_path):
     assert done.returncode == 2 and "--precision" in done.stderr
 
 
+def test_a_second_pass_reads_the_pairs_again_in_its_own_order_and_the_card_says_how_to_rebuild(tmp_path):
+    import torch
+
+    from rag_rlm.reader.train import TrainConfig, card_markdown, train
+
+    data = _slice(tmp_path, 30)
+    one = train(TrainConfig(data=data, out=tmp_path / "one", layers=1, limit=48, mix=Mix(squad1=20)))
+    two = train(TrainConfig(data=data, out=tmp_path / "two", layers=1, limit=48, mix=Mix(squad1=20), passes=2))
+    assert (one.steps, two.steps) == (2, 4)
+    assert weights_sha256(tmp_path / "one") != weights_sha256(tmp_path / "two")
+    card = json.loads((tmp_path / "two" / "reader.json").read_text())
+    said = card_markdown(card)
+    assert "--passes 2" in said and "2 passes" in said and "--device" not in said
+    assert card["trained_on"] == f"{torch.get_num_threads()} CPU threads"
+    if not torch.cuda.is_available():  # where torch sees no GPU, asking for one is bad input, not a CPU run
+        done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data),
+                               "--out", str(tmp_path / "gpu"), "--device", "cuda"],
+                              capture_output=True, text=True, timeout=120, cwd=ROOT)
+        assert done.returncode == 2 and "--device cuda" in done.stderr and not (tmp_path / "gpu").exists()
+
+
 def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -43,7 +43,9 @@ def start(base: str, layers: int) -> ReaderNetwork:
     from transformers import AutoConfig, AutoModel
 
     config = AutoConfig.from_pretrained(base, num_hidden_layers=layers, local_files_only=True)
-    return ReaderNetwork(AutoModel.from_pretrained(base, config=config, local_files_only=True, add_pooling_layer=False))
+    # float32 whatever the folder stores: transformers 5 would otherwise keep fp16 weights in fp16
+    return ReaderNetwork(AutoModel.from_pretrained(base, config=config, local_files_only=True, dtype=torch.float32,
+                                                   add_pooling_layer=False))
 
 
 def load(folder: Path) -> ReaderNetwork:

@@ -1,7 +1,8 @@
 """Fine-tuning the reader: the bundled MiniLM (its first `layers` layers) as a cross-encoder with one
-logit, weighted binary cross-entropy over the pairs of `rag_rlm.reader.data`, one pass, AdamW with a
-linear warm-up and decay. Seeded end to end (data sampling, batch order, initialisation), so the
-same files, settings and seed give the same weights and the same figures on the same machine.
+logit, weighted binary cross-entropy over the pairs of `rag_rlm.reader.data`, one pass or more (each in
+its own seeded order), AdamW with a linear warm-up and decay, on the CPU or a CUDA GPU. Seeded end to
+end (data sampling, batch order, initialisation), so the same files, settings and seed give the same
+weights and the same figures on the same machine.
 
 The folder it writes is what `Reader` loads: the encoder and head in fp16 (`model.safetensors`,
 `head.safetensors`), the
@@ -42,6 +43,8 @@ class TrainConfig:
     base: str = ""  # the model to start from: the bundled MiniLM when empty, else a model or reader folder
     api_docs: Path | None = None  # an API manual's JSON pages (`apidocs`): reference-shaped questions
     precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
+    device: str = "cpu"  # "cuda": the same steps on a GPU (a CPU's and a GPU's float sums differ in the last bits)
+    passes: int = 1  # passes over the pairs
     mix: Mix = field(default_factory=Mix)
 
 
@@ -68,15 +71,18 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     if not pairs:
         raise ValueError(f"no training pairs in {config.data}")
     model, tokenizer = _start_model(config)
-    batches = _batches(pairs, tokenizer, config)
+    model.to(config.device)
+    batches = _passes(_batches(pairs, tokenizer, config), config)
     optimizer = torch.optim.AdamW(model.parameters(), lr=config.learning_rate, weight_decay=0.01)
     warm = max(1, int(config.warmup * len(batches)))
     schedule = torch.optim.lr_scheduler.LambdaLR(
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
     model.train()
     losses: list[float] = []
+    device_type = "cuda" if config.device.startswith("cuda") else "cpu"
     for step, batch in enumerate(batches):
-        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=config.precision == "bf16"):
+        batch = {k: v.to(config.device) for k, v in batch.items()}
+        with torch.autocast(device_type, dtype=torch.bfloat16, enabled=config.precision == "bf16"):
             logits = model(batch["input_ids"], batch["attention_mask"], batch["token_type_ids"]).float()
         loss = torch.nn.functional.binary_cross_entropy_with_logits(logits, batch["labels"], weight=batch["weights"])
         loss = loss + config.listwise * _listwise(logits, batch)
@@ -139,6 +145,16 @@ def _listwise(logits, batch: dict):
     return torch.stack(losses).mean() if losses else logits.sum() * 0.0
 
 
+def _passes(batches: list[dict], config: TrainConfig) -> list[dict]:
+    """The batches of every pass: the first in `_batches`' order, each later one reshuffled by its own seed."""
+    out = list(batches)
+    for n in range(1, config.passes):
+        again = list(batches)
+        random.Random(config.seed + n).shuffle(again)
+        out += again
+    return out
+
+
 def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
     """Padded batches of whole question groups of similar length (less padding, ~1.5x faster
     on CPU), in a seeded order."""
@@ -184,7 +200,7 @@ def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
 
 
 def _save(model, tokenizer, out: Path) -> None:
-    model.eval()
+    model.to("cpu").eval()
     model.save(out)  # fp16: half the size; int8 at load (bench/bench_reader.py)
     tokenizer.save_pretrained(str(out))
 
@@ -228,6 +244,7 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
         "steps": steps,
         "seconds": round(seconds, 1),
         "torch_threads": _threads(),
+        "trained_on": _device_name(config.device),
         "figures": figures,
         **({"base_card": _base_card(Path(config.base))} if config.base else {}),
     }
@@ -240,6 +257,15 @@ def _base_card(base: Path) -> dict:
         return {}
     card = json.loads(path.read_text(encoding="utf-8"))
     return {"settings": card["settings"], "weights_sha256": card.get("weights_sha256", "")}
+
+
+def _device_name(device: str) -> str:
+    """Where the steps ran, as the card says it: the GPU's name, or the CPU threads."""
+    import torch
+
+    if device.startswith("cuda"):
+        return torch.cuda.get_device_name(torch.device(device))
+    return f"{torch.get_num_threads()} CPU threads"
 
 
 def _threads() -> int:
@@ -269,7 +295,14 @@ def _rebuild(s: dict) -> str:
     flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", TrainConfig.learning_rate) != TrainConfig.learning_rate else []
     flags += [f"--limit {s['limit']}"] if s["limit"] else []
     flags += [f"--precision {s['precision']}"] if s.get("precision", "fp32") != "fp32" else []
+    flags += [f"--passes {s['passes']}"] if s.get("passes", 1) != 1 else []
+    flags += [f"--device {s['device']}"] if s.get("device", "cpu") != "cpu" else []
     return "rag-rlm train-reader " + " ".join(flags)
+
+
+def _passes_said(settings: dict) -> str:
+    n = settings.get("passes", 1)
+    return "one pass" if n == 1 else f"{n} passes"
 
 
 def card_markdown(card: dict) -> str:
@@ -289,10 +322,10 @@ def card_markdown(card: dict) -> str:
         _rebuild(s),
         "```",
         "",
-        f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, one pass, learning rate "
+        f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, {_passes_said(s)}, learning rate "
         f"{s['learning_rate']}, {s['max_tokens']} tokens, {s.get('precision', 'fp32')} arithmetic, seed {s['seed']}; "
         f"{card['seconds']:.0f} s on "
-        f"{card['torch_threads']} CPU threads.",
+        f"{card.get('trained_on') or str(card['torch_threads']) + ' CPU threads'}.",
         "",
         "## Data",
         "",
