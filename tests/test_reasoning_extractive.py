@@ -545,3 +545,27 @@ def test_a_span_that_starts_inside_a_stored_sentence_reads_the_whole_sentence(re
     draft = reasoner.answer([SubQuestion("How do I protect a list with a signature?")], [ev], 4000)[0]
     assert draft.claims and draft.claims[0].text == sentences[1]
     assert not any(c.text.startswith("wish") or "sign_object() on it" in c.text for c in draft.claims)
+
+
+def test_a_named_entry_retrieved_below_the_first_hits_still_means_no_hop(reasoner, embedder):
+    """A big class page is many chunks: the entry a question names may come back only at the tenth
+    rank (its notes' chunk), under the class's overview. Its notes ("Returns: …") are still that
+    entry's, and the names the overview mentions are no hop."""
+    overview = [evidence(embedder, f"Ledger {n}", [f"The Ledger {n} section mentions the Timer class.",
+                                                    "See Timer for how intervals are measured."])
+                for n in ("overview", "fields", "constructors")]
+    entry = evidence(embedder, "Ledger methods", ["Parameters: cs - the ledger to check, may be null",
+                                                  "Returns: true if only balanced entries, and is non-null", "Since: 3.0"])
+    vectors = embedder.embed([f"Ledger isBalanced: {e.sentence.text}" for e in entry.sentences])
+    entry = replace(entry, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="isBalanced"), vector=v)
+                                           for e, v in zip(entry.sentences, vectors, strict=True)))
+
+    def combined(last: Evidence) -> Evidence:
+        parts = [*overview, last]
+        return Evidence(tuple(s for p in parts for s in p.spans), tuple(e for p in parts for e in p.sentences))
+
+    asked = "What does Ledger.isBalanced return for an empty ledger?"
+    plan = reasoner.plan(asked, combined(entry), 4000)
+    assert not plan.sub_questions and plan.note == "single question: the entry it names is read"
+    unnamed = replace(entry, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Ledger")) for e in entry.sentences))
+    assert reasoner.plan(asked, combined(unnamed), 4000).sub_questions  # a hop via Timer

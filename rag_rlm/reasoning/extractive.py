@@ -116,9 +116,11 @@ class ExtractiveReasoner:
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
         read = min(allowance, read + cost)
-        if (asked := identifiers(question)) and any(entry_names(c.sentence) & asked for c in cands):
-            # "What does StopWatch.split do?": the entry of the name it asks about is read, and the
-            # names in its notes ("Throws: IllegalStateException") are no hop to another document
+        read_here = [*(c.sentence for c in cands), *(e.sentence for e in evidence.sentences)]
+        if (asked := identifiers(question)) and any(entry_names(s) & asked for s in read_here):
+            # "What does StopWatch.split do?": the entry of the name it asks about was retrieved (at
+            # any rank), and the names in its notes ("Throws: IllegalStateException", "Returns") are
+            # no hop to another document
             return Plan(note="single question: the entry it names is read", tokens_in=read)
         links = self._bridge_links(question, evidence, cands)
         if not links:
