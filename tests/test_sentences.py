@@ -161,6 +161,28 @@ def test_fenced_code_is_not_sentences():
     assert texts(text) == ["Before the code.", "After the code."]
 
 
+def test_html_comments_on_lines_of_their_own_are_not_sentences():
+    """Markdown renders nothing of an HTML comment: Node.js's API docs keep each entry's version
+    history in one, which had been said as an answer ("<!-- YAML added: v0.9.1 --> [1].")."""
+    text = ("## `timeout.unref()`\n\n<!-- YAML\nadded: v0.9.1\n-->\n\n<!--introduced_in=v0.10.0-->\n"
+            "When called, the active Timeout will not keep the event loop active.\n\n"
+            "A sentence <!-- with a remark --> stays whole.")
+    assert texts(text) == ["timeout.unref()", "When called, the active Timeout will not keep the event loop active.",
+                           "A sentence <!-- with a remark --> stays whole."]
+
+
+def test_a_typed_parameters_later_sentences_are_read_under_its_name():
+    """An options list as JSDoc and Node.js write it ("maxBuffer {number} Largest amount …
+    **Default:** `1024 * 1024`."): the default sentence, cut off, is about maxBuffer."""
+    text = ("## exec\n\n* `maxBuffer` {number} Largest amount of data allowed on stdout.\n"
+            "  **Default:** `1024 * 1024`.\n* `cwd` {string|URL} Current working directory. **Default:** `process.cwd()`.")
+    assert [(s.heading, s.text) for s in split_sentences(text)][1:] == [
+        ("exec", "maxBuffer {number} Largest amount of data allowed on stdout."),
+        ("exec — maxBuffer", "Default: 1024 * 1024."),
+        ("exec", "cwd {string|URL} Current working directory."),
+        ("exec — cwd", "Default: process.cwd().")]
+
+
 @pytest.mark.parametrize("sentence", [
     "Pay with a card, e.g. Visa or Mastercard, at the desk.",
     "Book the hotel, i.e. The Grand, for the night.",

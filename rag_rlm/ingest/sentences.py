@@ -22,6 +22,10 @@ from dataclasses import dataclass, field
 from rag_rlm.types import Sentence
 
 _FENCE = re.compile(r" {0,3}(```|~~~)")
+# an HTML comment on lines of its own: Markdown renders nothing of it (Node.js's API docs keep each
+# entry's version history in one, "<!-- YAML added: v0.9.1 -->"); while one is open, the "fence" is this
+_COMMENT_OPEN = "<!--"
+_COMMENT_LINE = re.compile(r"\s*<!--.*?-->\s*")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 _ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
@@ -139,10 +143,18 @@ _SIGNATURE = re.compile(
     r"(?:\s*\(.{0,400}?\))?(?:\s*(?:->|→)\s*[^:]{1,60}?)?:\s")
 
 
+# a parameter as JSDoc and Node.js's API docs list it: "maxBuffer {number} Largest amount of data ..."
+_TYPED_NAME = re.compile(r"([A-Za-z_$][\w$.]*)\s+\{[^{}]{1,80}\}\s")
+
+
 def entry_term(sentence: str) -> str:
     """The term of a "term: description" block (a definition list's item, "Vision: 100% covered.
-    Claims ..."): what its later sentences are about though they do not name it ("The default
-    is typically 100 connections" under "max_connections (integer): Determines ...")."""
+    Claims ..."), or of a typed parameter's ("maxBuffer {number} Largest amount ..."): what its later
+    sentences are about though they do not name it ("The default is typically 100 connections"
+    under "max_connections (integer): Determines ...", "Default: 1024 * 1024." under maxBuffer)."""
+    typed = _TYPED_NAME.match(sentence)
+    if typed:
+        return typed.group(1)
     m = _LABEL.match(sentence)
     term = m.group(1).strip() if m else ""
     # a name, not a clause: "PostgreSQL provides several index types: B-tree, ..." is a sentence
@@ -170,12 +182,16 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
     for i, (a, b) in enumerate(lines):
         line = text[a:b]
         if fence:
-            if line.lstrip().startswith(fence):
+            if "-->" in line if fence == _COMMENT_OPEN else line.lstrip().startswith(fence):
                 fence = ""
             continue
         m = _FENCE.match(line)
         if m:
             fence, current, in_table = m.group(1), None, False
+            continue
+        if line.lstrip().startswith(_COMMENT_OPEN) and (_COMMENT_LINE.fullmatch(line) or "-->" not in line):
+            fence = "" if "-->" in line else _COMMENT_OPEN
+            current, in_table = None, False
             continue
         if not line.strip():
             current, in_table = None, False
