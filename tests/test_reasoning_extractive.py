@@ -23,6 +23,7 @@ from rag_rlm.reasoning.base import (
     SubQuestion,
 )
 from rag_rlm.reasoning.claims import answers_alone, identifiers, of_another_entry, row_names, unnamed_things
+from rag_rlm.reasoning.claims import said as said_as
 from rag_rlm.reasoning.extractive import ExtractiveReasoner
 from rag_rlm.reasoning.rules import RuleSet
 from rag_rlm.reasoning.scoring import ReaderScorer
@@ -338,6 +339,13 @@ def test_a_labelled_value_under_an_entry_answers_and_a_pages_own_question_does_n
     (source,) = draft.claims[0].sources  # the quote is the page's own words
     assert ev.spans[0].text[source.start:source.end] == "Default: None"
     assert "Default: 3" not in said
+    # a value of a few words is said of its entry too; a longer "Label: ..." is a sentence of its own
+    typed = replace(ev, sentences=tuple(
+        replace(e, sentence=replace(e.sentence, heading="exec — maxBuffer", text=t))
+        for e, t in zip(ev.sentences[:2], ["Default: 1024 * 1024.", "Note: the whole output is kept in memory."],
+                        strict=True)))
+    assert [said_as(e.sentence) for e in typed.sentences] == ["Default of maxBuffer: 1024 * 1024.",
+                                                             "Note: the whole output is kept in memory."]
     limit = reasoner.answer([SubQuestion("How do you limit the size of a request body?")], [ev], 4000)[0]
     assert not any(c.text.endswith("?") for c in limit.claims)
     # a link's title quoted as a question is still one, behind a short label and the sentence's own stop

@@ -50,14 +50,17 @@ def answers_alone(sentence: Sentence) -> bool:
     return len(text.split()) >= 3 or _labelled_value(sentence) is not None
 
 
+LABELLED_VALUE_WORDS = 4  # "Default: 1024 * 1024." is a value; a longer one is a sentence of its own
+
+
 def _labelled_value(sentence: Sentence) -> tuple[str, str, str] | None:
-    """(label, value, entry) of a two-word "Label: value" sentence under a manual entry's name
-    ("Default: None" under MAX_CONTENT_LENGTH), else None."""
+    """(label, value, entry) of a short "Label: value" sentence under a manual entry's name
+    ("Default: None" under MAX_CONTENT_LENGTH, "Default: 1024 * 1024." under maxBuffer), else None."""
     words = sentence.text.split()
     entry = sentence.heading.rpartition(" — ")[2].strip()
-    if len(words) != 2 or not words[0].endswith(":") or not entry:
+    if not 2 <= len(words) <= LABELLED_VALUE_WORDS or not words[0].endswith(":") or not entry:
         return None
-    return words[0][:-1], words[1], entry
+    return words[0][:-1], " ".join(words[1:]), entry
 
 
 def said(sentence: Sentence) -> str:
