@@ -222,3 +222,15 @@ def test_a_rewrite_that_reads_better_is_kept(sample_assistant):
     result = sample_assistant.ask("How do I request them?", "followup_sample", history=history)
     assert result.resolved_question == "How do I request vacation days?"
     assert "Tempo" in result.answer
+
+
+def test_a_code_name_asked_after_one_takes_its_place(embedder):
+    """ "And path.normalize?" asks the earlier question of another function: word slots split a
+    dotted name, and its parts embed too poorly to be matched, so the phrase had been appended."""
+    earlier = "What does path.isAbsolute return for an empty string?"
+    out = condense("And path.normalize?", [user(earlier), assistant("false [1].")], embedder)
+    assert out.question == "What does path.normalize return for an empty string?", out
+    # two code names asked about: which one the new one replaces is not known, so not this rule
+    both = "Does path.join call path.normalize on its result?"
+    out = condense("And path.resolve?", [user(both), assistant("Yes [1].")], embedder)
+    assert out.question != "Does path.resolve call path.normalize on its result?"

@@ -85,6 +85,11 @@ _IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w+(?:
 _PART = re.compile(r"\.|::")
 
 
+def code_names(text: str) -> list[tuple[int, int]]:
+    """Where `text` writes code names (start, end), in order."""
+    return [m.span() for m in _IDENTIFIER.finditer(text)]
+
+
 def identifiers(text: str) -> set[str]:
     """The code names `text` writes, each also by its last part (Counter.most_common is also
     most_common, the way a manual's method entry names it), lower-cased."""

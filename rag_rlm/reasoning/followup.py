@@ -35,6 +35,7 @@ import numpy as np
 
 from ..embed import Embedder
 from .base import Turn
+from .claims import code_names
 from .english import (
     ATTACHING_PREPOSITIONS,
     AUX_WORDS,
@@ -287,9 +288,22 @@ def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int, t: Thre
     return "", "", ""
 
 
+def _other_code_name(before: str, phrase: str) -> str:
+    """The earlier question asked of the code name `phrase` is, in place of the one code name it
+    asked about ("And path.normalize?" after "What does path.isAbsolute return for ''?"), or "".
+    Word slots split a dotted name, and its parts embed too poorly to be matched."""
+    names = code_names(before)
+    if len(names) != 1 or code_names(phrase) != [(0, len(phrase))]:
+        return ""
+    a, b = names[0]
+    return before[:a] + phrase + before[b:]
+
+
 def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder,
           t: Thresholds) -> Condensed:
     phrase, prep, explicit = fragment
+    if (named := _other_code_name(before, phrase)) and not prep:
+        return Condensed(named, phrase, "ellipsis")
     if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
         return Condensed(rewritten, phrase, "ellipsis")
