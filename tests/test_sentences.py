@@ -154,6 +154,9 @@ def test_links_emphasis_and_code_are_rendered_away():
     # a glob in quotes is no emphasis: the sentence keeps its characters
     glob = 'For example, "**/foo" matches "foo" anywhere, and "**/foo/bar" matches "bar" under "foo".'
     assert texts(glob) == [glob]
+    # code of punctuation alone keeps its marks, or it reads as the sentence's own ("delimiter:; for Windows")
+    assert texts("The delimiter is `;` on Windows and `:` on POSIX; `'.'` is returned.") == [
+        "The delimiter is `;` on Windows and `:` on POSIX; '.' is returned."]
 
 
 def test_fenced_code_is_not_sentences():

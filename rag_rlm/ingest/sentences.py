@@ -329,6 +329,15 @@ def _trim(text: str, s: int, e: int) -> tuple[int, int]:
     return s, s + len(stripped)
 
 
+def _code(m: re.Match) -> str:
+    """An inline code span's text; one of punctuation alone keeps its marks ("`;` for Windows"),
+    which bare would read as the sentence's own punctuation ("delimiter:; for Windows"), unless
+    quotes already mark it ("'.'")."""
+    code = m.group(2).strip()
+    quoted = len(code) >= 2 and code[0] == code[-1] and code[0] in "'\""
+    return code if quoted or any(c.isalnum() for c in code) else f"`{code}`"
+
+
 def _render(piece: str) -> str:
     """What a reader sees of a piece of Markdown: link and image texts, no emphasis or code
     marks, one space for every run of white space (hard wraps included)."""
@@ -339,7 +348,7 @@ def _render(piece: str) -> str:
     if "<" in piece:
         piece = _AUTOLINK.sub(r"\1", piece)
     if "`" in piece:
-        piece = _CODE.sub(lambda m: m.group(2).strip(), piece)
+        piece = _CODE.sub(_code, piece)
     if "*" in piece or "_" in piece:
         piece = _STRONG.sub(r"\2", piece)
         piece = _EM_STAR.sub(r"\1", piece)
