@@ -174,6 +174,16 @@ def test_html_comments_on_lines_of_their_own_are_not_sentences():
                            "A sentence <!-- with a remark --> stays whole."]
 
 
+def test_link_reference_definitions_are_not_sentences():
+    """Markdown does not render "[label]: url" lines; Node.js's API pages end with dozens of them."""
+    text = ("Use os.availableParallelism() for this purpose.\n\n"
+            "[Android building]: https://github.com/nodejs/node/blob/HEAD/BUILDING.md#android\n"
+            "[SystemError]: errors.md#class-systemerror \"The error class\"\n\n"
+            "[Note]: this line is prose, not a definition.")
+    assert texts(text) == ["Use os.availableParallelism() for this purpose.",
+                           "[Note]: this line is prose, not a definition."]
+
+
 def test_a_typed_parameters_later_sentences_are_read_under_its_name():
     """An options list as JSDoc and Node.js write it ("maxBuffer {number} Largest amount …
     **Default:** `1024 * 1024`."): the default sentence, cut off, is about maxBuffer."""

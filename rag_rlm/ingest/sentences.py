@@ -26,6 +26,9 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 # entry's version history in one, "<!-- YAML added: v0.9.1 -->"); while one is open, the "fence" is this
 _COMMENT_OPEN = "<!--"
 _COMMENT_LINE = re.compile(r"\s*<!--.*?-->\s*")
+# a link reference definition ("[Android building]: https://…/BUILDING.md#android"), which Markdown does not
+# render: Node.js's API pages end with dozens; a whole line of label, destination and an optional title
+_LINK_DEFINITION = re.compile(r" {0,3}\[[^\]]+\]:\s*(?:<[^>]*>|\S+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*")
 _ATX = re.compile(r" {0,3}(#{1,6})(?:[ \t]+|$)")
 _ATX_CLOSE = re.compile(r"(?:[ \t]+#+)?[ \t]*$")
 _SETEXT = re.compile(r" {0,3}(=+|-+)[ \t]*$")
@@ -188,6 +191,8 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
         m = _FENCE.match(line)
         if m:
             fence, current, in_table = m.group(1), None, False
+            continue
+        if current is None and _LINK_DEFINITION.fullmatch(line):  # it cannot continue a paragraph
             continue
         if line.lstrip().startswith(_COMMENT_OPEN) and (_COMMENT_LINE.fullmatch(line) or "-->" not in line):
             fence = "" if "-->" in line else _COMMENT_OPEN
