@@ -184,6 +184,20 @@ def test_link_reference_definitions_are_not_sentences():
                            "[Note]: this line is prose, not a definition."]
 
 
+def test_an_html_table_in_markdown_is_read_as_rows():
+    """Markdown may hold raw HTML: Node.js's tables of OS constants were read as tags ("<td><code>SIGHUP
+    </code></td> <td>Sent to …") and "When is SIGHUP sent?" was declined. Each <tr> is a row, its
+    <th> row the header, and a row's sentence quotes the row's source."""
+    text = ("Signals:\n\n<table>\n  <tr>\n    <th>Constant</th>\n    <th>Description</th>\n  </tr>\n"
+            "  <tr>\n    <td><code>SIGINT</code></td>\n    <td>Sent to interrupt a process\n"
+            "    (<code>Ctrl+C</code>) &amp; more.</td>\n  </tr>\n</table>\n\nAfter the table.")
+    sentences = split_sentences(text)
+    assert [(s.kind, s.text) for s in sentences] == [
+        ("text", "Signals:"), ("row", "Constant: SIGINT; Description: Sent to interrupt a process (Ctrl+C) & more."),
+        ("text", "After the table.")]
+    assert text[sentences[1].start:sentences[1].end].startswith("<tr>") and "SIGINT" in text[sentences[1].start:sentences[1].end]
+
+
 def test_a_typed_parameters_later_sentences_are_read_under_its_name():
     """An options list as JSDoc and Node.js write it ("maxBuffer {number} Largest amount …
     **Default:** `1024 * 1024`."): the default sentence, cut off, is about maxBuffer."""

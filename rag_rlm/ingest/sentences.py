@@ -15,6 +15,7 @@ end, never per character, in Python.
 
 from __future__ import annotations
 
+import html
 import re
 from bisect import bisect_right
 from dataclasses import dataclass, field
@@ -26,6 +27,12 @@ _FENCE = re.compile(r" {0,3}(```|~~~)")
 # entry's version history in one, "<!-- YAML added: v0.9.1 -->"); while one is open, the "fence" is this
 _COMMENT_OPEN = "<!--"
 _COMMENT_LINE = re.compile(r"\s*<!--.*?-->\s*")
+# an HTML table written into Markdown (Node.js's tables of OS constants): its rows are rows, not tags
+_HTML_TABLE = re.compile(r" {0,3}<table\b", re.IGNORECASE)
+_HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.IGNORECASE | re.DOTALL)
+_HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)</t[hd]>", re.IGNORECASE | re.DOTALL)
+_INLINE_TAG = re.compile(r"</?(?:code|kbd|samp|var|b|i|em|strong|a|span|sup|sub)\b[^>]*>", re.IGNORECASE)
+_TAG = re.compile(r"<[^>]+>")
 # a link reference definition ("[Android building]: https://…/BUILDING.md#android"), which Markdown does not
 # render: Node.js's API pages end with dozens; a whole line of label, destination and an optional title
 _LINK_DEFINITION = re.compile(r" {0,3}\[[^\]]+\]:\s*(?:<[^>]*>|\S+)(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^)]*\)))?\s*")
@@ -182,8 +189,11 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
     current: _Block | None = None  # the paragraph or item that a next line may continue
     header: list[str] | None = None  # the header cells of the table being read
     in_table = False
+    skip_to = 0  # the end of an HTML table read as a whole
     for i, (a, b) in enumerate(lines):
         line = text[a:b]
+        if a < skip_to:
+            continue
         if fence:
             if "-->" in line if fence == _COMMENT_OPEN else line.lstrip().startswith(fence):
                 fence = ""
@@ -193,6 +203,12 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
             fence, current, in_table = m.group(1), None, False
             continue
         if current is None and _LINK_DEFINITION.fullmatch(line):  # it cannot continue a paragraph
+            continue
+        if _HTML_TABLE.match(line):
+            end = text.lower().find("</table>", a)
+            skip_to = len(text) if end < 0 else end + len("</table>")
+            blocks += _html_rows(text, a, skip_to)
+            current, in_table = None, False
             continue
         if line.lstrip().startswith(_COMMENT_OPEN) and (_COMMENT_LINE.fullmatch(line) or "-->" not in line):
             fence = "" if "-->" in line else _COMMENT_OPEN
@@ -249,6 +265,27 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
             blocks.append(current)
         current.parts.append((start, b))
     return blocks, fence
+
+
+def _html_rows(text: str, start: int, end: int) -> list[_Block]:
+    """The rows of an HTML table in `text[start:end]`, read as a Markdown table's are ("Constant:
+    SIGHUP; Description: Sent to indicate ..."): a row of <th> cells is the header."""
+    rows: list[_Block] = []
+    header: list[str] | None = None
+    for row in _HTML_ROW.finditer(text, start, end):
+        found = [(m.group(1).lower(), " ".join(html.unescape(_TAG.sub(" ", _INLINE_TAG.sub("", m.group(2)))).split()))
+                 for m in _HTML_CELL.finditer(row.group(1))]
+        cells = [c for _, c in found]
+        if found and all(kind == "th" for kind, _ in found):
+            header = cells
+            continue
+        if header and len(header) == len(cells):
+            shown = [f"{h}: {c}" if h else c for h, c in zip(header, cells, strict=True) if c]
+        else:
+            shown = [c for c in cells if c]
+        if shown:
+            rows.append(_Block("row", [row.span()], cells=shown))
+    return rows
 
 
 def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Block | None) -> bool:
