@@ -307,6 +307,28 @@ def test_a_second_pass_reads_the_pairs_again_in_its_own_order_and_the_card_says_
         assert done.returncode == 2 and "--device cuda" in done.stderr and not (tmp_path / "gpu").exists()
 
 
+def test_the_listwise_loss_is_each_groups_cross_entropy_laid_out_without_a_loop():
+    """The listwise loss reads rows laid out when the batch is made (no loop, no read-back on a GPU):
+    it equals each question's cross-entropy over its candidates, averaged over the questions with
+    two or more candidates of which exactly one answers."""
+    import torch
+
+    from rag_rlm.reader.train import _listwise, _listwise_rows
+
+    groups = [4, 4, 4, 9, 9, 7, 2, 2, 2, 2]
+    labels = [0.0, 1.0, 0.0, 1.0, 1.0, 1.0, 0.0, 0.0, 0.0, 1.0]  # 9: two answers, 7: alone; neither counts
+    rows, target = _listwise_rows(groups, labels)
+    assert rows == [[6, 7, 8, 9], [0, 1, 2, -1]] and target == [9, 1]  # groups in id order, padded
+    logits = torch.randn(len(groups), generator=torch.Generator().manual_seed(3))
+    batch = {"listwise_rows": torch.tensor(rows), "listwise_target": torch.tensor(target)}
+    expected = torch.stack([torch.nn.functional.cross_entropy(logits[[6, 7, 8, 9]].unsqueeze(0), torch.tensor([3])),
+                            torch.nn.functional.cross_entropy(logits[[0, 1, 2]].unsqueeze(0), torch.tensor([1]))]).mean()
+    assert torch.allclose(_listwise(logits, batch), expected)
+    none = _listwise_rows([1, 1, 2], [1.0, 1.0, 0.0])
+    empty = {"listwise_rows": torch.zeros((0, 1), dtype=torch.long), "listwise_target": torch.zeros(0, dtype=torch.long)}
+    assert none == ([], []) and float(_listwise(logits[:3], empty)) == 0.0
+
+
 def test_train_reader_refuses_a_folder_without_training_files(tmp_path):
     done = subprocess.run([sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(tmp_path)],
                           capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -58,6 +58,7 @@ class TrainResult:
 
 
 Progress = Callable[[int, int, float], None]  # step, steps, loss
+READ_LOSS_EVERY = 25  # on a GPU, steps between reading the loss back for the progress bar
 
 
 def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
@@ -79,7 +80,9 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
         optimizer, lambda s: min((s + 1) / warm, max(0.0, (len(batches) - s) / max(1, len(batches) - warm))))
     model.train()
     losses: list[float] = []
+    pending: list = []  # this step's and earlier losses not yet read back (a read waits for the GPU)
     device_type = "cuda" if config.device.startswith("cuda") else "cpu"
+    every = READ_LOSS_EVERY if device_type == "cuda" else 1
     for step, batch in enumerate(batches):
         batch = {k: v.to(config.device) for k, v in batch.items()}
         with torch.autocast(device_type, dtype=torch.bfloat16, enabled=config.precision == "bf16"):
@@ -91,9 +94,12 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
         optimizer.step()
         schedule.step()
         optimizer.zero_grad()
-        losses.append(float(loss.detach()))
-        if progress:
-            progress(step + 1, len(batches), float(np.mean(losses[-50:])))
+        pending.append(loss.detach())
+        if (step + 1) % every == 0 or step + 1 == len(batches):
+            losses += torch.stack(pending).tolist()
+            pending = []
+            if progress:
+                progress(step + 1, len(batches), float(np.mean(losses[-50:])))
     _save(model, tokenizer, config.out)
     figures = {"train_loss_last_100": round(float(np.mean(losses[-100:])), 4)}
     card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
@@ -132,17 +138,28 @@ def _start_model(config: TrainConfig):
 
 def _listwise(logits, batch: dict):
     """Softmax cross-entropy of each question's one answering sentence among its candidates: it
-    teaches which of the candidates answers, beside the pointwise loss that teaches whether."""
+    teaches which of the candidates answers, beside the pointwise loss that teaches whether. The
+    groups' rows were laid out when the batch was made (`_listwise_rows`): no loop and no read-back
+    here, which on a GPU had left it waiting on Python."""
     import torch
 
-    losses = []
-    for g in torch.unique(batch["groups"]):
-        members = batch["groups"] == g
-        labels = batch["labels"][members]
-        if members.sum() >= 2 and labels.sum() == 1:
-            target = torch.argmax(labels).unsqueeze(0)
-            losses.append(torch.nn.functional.cross_entropy(logits[members].unsqueeze(0), target))
-    return torch.stack(losses).mean() if losses else logits.sum() * 0.0
+    rows, target = batch["listwise_rows"], batch["listwise_target"]
+    if not len(target):
+        return logits.sum() * 0.0
+    scores = logits[rows.clamp(min=0)].masked_fill(rows < 0, float("-inf"))
+    return (torch.logsumexp(scores, dim=1) - logits[target]).mean()
+
+
+def _listwise_rows(groups: list[int], labels: list[float]) -> tuple[list[list[int]], list[int]]:
+    """Each listwise group's rows in a batch (padded with -1) and its answering row: a question's
+    candidates, when there are two or more and exactly one answers."""
+    members: dict[int, list[int]] = {}
+    for row, g in enumerate(groups):
+        members.setdefault(g, []).append(row)
+    kept = [m for _, m in sorted(members.items()) if len(m) >= 2 and sum(labels[r] for r in m) == 1]
+    width = max((len(m) for m in kept), default=0)
+    return ([m + [-1] * (width - len(m)) for m in kept],
+            [next(r for r in m if labels[r] == max(labels[x] for x in m)) for m in kept])
 
 
 def _passes(batches: list[dict], config: TrainConfig) -> list[dict]:
@@ -192,10 +209,12 @@ def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
             ids[row, :n] = torch.tensor(enc["input_ids"][i])
             mask[row, :n] = 1
             types[row, :n] = torch.tensor(enc["token_type_ids"][i])
+        rows, target = _listwise_rows([pairs[i].group for i in idx], [pairs[i].label for i in idx])
         out.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
                     "labels": torch.tensor([pairs[i].label for i in idx], dtype=torch.float32),
                     "weights": torch.tensor([pairs[i].weight for i in idx], dtype=torch.float32),
-                    "groups": torch.tensor([pairs[i].group for i in idx], dtype=torch.long)})
+                    "listwise_rows": torch.tensor(rows, dtype=torch.long) if rows else torch.zeros((0, 1), dtype=torch.long),
+                    "listwise_target": torch.tensor(target, dtype=torch.long)})
     return out
 
 
