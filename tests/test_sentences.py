@@ -174,6 +174,18 @@ def test_html_comments_on_lines_of_their_own_are_not_sentences():
                            "A sentence <!-- with a remark --> stays whole."]
 
 
+def test_emphasis_over_two_sentences_leaves_no_half_marks():
+    """Node.js bolds a two-sentence warning; each sentence had kept half of the marks
+    ("**Never pass unsanitized user input …", "… arbitrary command execution.**")."""
+    text = "**Never pass unsanitized user input to this function. Any input may trigger arbitrary command execution.**"
+    assert texts(text) == ["Never pass unsanitized user input to this function.",
+                           "Any input may trigger arbitrary command execution."]
+    # a name that starts with a mark, and a pair inside one sentence, are not halves
+    assert texts("_id is unique.") == ["_id is unique."]
+    assert texts("**kwargs are passed on.") == ["**kwargs are passed on."]
+    assert texts("A **bold** word. And *one* more.") == ["A bold word.", "And one more."]
+
+
 def test_link_reference_definitions_are_not_sentences():
     """Markdown does not render "[label]: url" lines; Node.js's API pages end with dozens of them."""
     text = ("Use os.availableParallelism() for this purpose.\n\n"

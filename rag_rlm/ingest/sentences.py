@@ -71,6 +71,10 @@ _CODE = re.compile(r"(`+)(.+?)\1")
 _STRONG = re.compile(r"(\*\*|__)(?=[^\s/*\"'.,;:!?)\]}])(.+?)(?<=[^\s/*\"'(\[{])\1")
 _EM_STAR = re.compile(r"(?<![\w*])\*(?=[^\s*])([^*]+?)(?<=\S)\*(?![\w*])")
 _EM_UNDER = re.compile(r"(?<![\w_])_(?=[^\s_])([^_]+?)(?<=\S)_(?![\w_])")
+# emphasis over more than one sentence ("**Never pass unsanitized input. Any input ... execution.**"): each
+# sentence keeps half of it; an opening mark before a capital and a closing one after a sentence's end go
+_EMPHASIS_OPENS = re.compile(r"(\*\*|__|\*|_)(?=[A-Z0-9])")
+_EMPHASIS_CLOSES = re.compile(r"(?<=[.!?:)\"'])(\*\*|__|\*|_)$")
 _SPACE = re.compile(r"\s+")
 
 
@@ -395,4 +399,16 @@ def _render(piece: str) -> str:
         piece = _STRONG.sub(r"\2", piece)
         piece = _EM_STAR.sub(r"\1", piece)
         piece = _EM_UNDER.sub(r"\1", piece)
+        piece = _unpaired_emphasis(piece.strip())
     return _SPACE.sub(" ", piece).strip()
+
+
+def _unpaired_emphasis(piece: str) -> str:
+    """A sentence without the half of an emphasis that lies in another sentence."""
+    opens = _EMPHASIS_OPENS.match(piece)
+    if opens and opens.group(1) not in piece[opens.end():]:
+        piece = piece[opens.end():]
+    closes = _EMPHASIS_CLOSES.search(piece)
+    if closes and closes.group(1) not in piece[:closes.start()]:
+        piece = piece[:closes.start()]
+    return piece
