@@ -29,6 +29,7 @@ _COMMENT_OPEN = "<!--"
 _COMMENT_LINE = re.compile(r"\s*<!--.*?-->\s*")
 # an HTML table written into Markdown (Node.js's tables of OS constants): its rows are rows, not tags
 _HTML_TABLE = re.compile(r" {0,3}<table\b", re.IGNORECASE)
+_HTML_TABLE_END = re.compile(r"</table>", re.IGNORECASE)
 _HTML_ROW = re.compile(r"<tr\b[^>]*>(.*?)</tr>", re.IGNORECASE | re.DOTALL)
 _HTML_CELL = re.compile(r"<(t[hd])\b[^>]*>(.*?)</t[hd]>", re.IGNORECASE | re.DOTALL)
 _INLINE_TAG = re.compile(r"</?(?:code|kbd|samp|var|b|i|em|strong|a|span|sup|sub)\b[^>]*>", re.IGNORECASE)
@@ -209,8 +210,8 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
         if current is None and _LINK_DEFINITION.fullmatch(line):  # it cannot continue a paragraph
             continue
         if _HTML_TABLE.match(line):
-            end = text.lower().find("</table>", a)
-            skip_to = len(text) if end < 0 else end + len("</table>")
+            end = _HTML_TABLE_END.search(text, a)
+            skip_to = end.end() if end else len(text)
             blocks += _html_rows(text, a, skip_to)
             current, in_table = None, False
             continue

@@ -159,7 +159,7 @@ def _listwise_rows(groups: list[int], labels: list[float]) -> tuple[list[list[in
     kept = [m for _, m in sorted(members.items()) if len(m) >= 2 and sum(labels[r] for r in m) == 1]
     width = max((len(m) for m in kept), default=0)
     return ([m + [-1] * (width - len(m)) for m in kept],
-            [next(r for r in m if labels[r] == max(labels[x] for x in m)) for m in kept])
+            [max(m, key=lambda r: labels[r]) for m in kept])
 
 
 def _passes(batches: list[dict], config: TrainConfig) -> list[dict]:
@@ -209,9 +209,10 @@ def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
             ids[row, :n] = torch.tensor(enc["input_ids"][i])
             mask[row, :n] = 1
             types[row, :n] = torch.tensor(enc["token_type_ids"][i])
-        rows, target = _listwise_rows([pairs[i].group for i in idx], [pairs[i].label for i in idx])
+        labels = [pairs[i].label for i in idx]
+        rows, target = _listwise_rows([pairs[i].group for i in idx], labels)
         out.append({"input_ids": ids, "attention_mask": mask, "token_type_ids": types,
-                    "labels": torch.tensor([pairs[i].label for i in idx], dtype=torch.float32),
+                    "labels": torch.tensor(labels, dtype=torch.float32),
                     "weights": torch.tensor([pairs[i].weight for i in idx], dtype=torch.float32),
                     "listwise_rows": torch.tensor(rows, dtype=torch.long) if rows else torch.zeros((0, 1), dtype=torch.long),
                     "listwise_target": torch.tensor(target, dtype=torch.long)})

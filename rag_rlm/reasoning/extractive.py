@@ -24,6 +24,7 @@ import re
 import unicodedata
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from itertools import chain
 
 import numpy as np
 
@@ -116,7 +117,7 @@ class ExtractiveReasoner:
         top = Evidence(tuple(spans), evidence.sentences, evidence.query_vector)
         cands, cost = self._candidates(top, allowance - read)
         read = min(allowance, read + cost)
-        read_here = [*(c.sentence for c in cands), *(e.sentence for e in evidence.sentences)]
+        read_here = chain((c.sentence for c in cands), (e.sentence for e in evidence.sentences))
         if (asked := identifiers(question)) and any(entry_names(s) & asked for s in read_here):
             # "What does StopWatch.split do?": the entry of the name it asks about was retrieved (at
             # any rank), and the names in its notes ("Throws: IllegalStateException", "Returns") are

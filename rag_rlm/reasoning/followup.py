@@ -302,7 +302,7 @@ def _other_code_name(before: str, phrase: str) -> str:
 def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder,
           t: Thresholds) -> Condensed:
     phrase, prep, explicit = fragment
-    if (named := _other_code_name(before, phrase)) and not prep:
+    if not prep and (named := _other_code_name(before, phrase)):
         return Condensed(named, phrase, "ellipsis")
     if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
