@@ -62,6 +62,7 @@ from .claims import (
     past,
     said,
     same,
+    same_figures,
     self_contained,
     similar,
     unnamed_things,
@@ -264,7 +265,8 @@ class ExtractiveReasoner:
             # the same words elsewhere say nothing new: an API reference repeats each member's first
             # sentence in its summary table, whose context (and so vector) differs
             if (cands[i].span.document_id == cands[order[0]].span.document_id
-                    and not any(similar(cands[i].vector, cands[j].vector, t.duplicate)
+                    and not any((similar(cands[i].vector, cands[j].vector, t.duplicate)
+                                 and same_figures(cands[i].sentence.text, cands[j].sentence.text))
                                 or cands[i].sentence.text == cands[j].sentence.text for j in chosen)):
                 chosen.append(i)
         if figures:
