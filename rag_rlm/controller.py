@@ -47,6 +47,7 @@ from .reasoning.base import (
     Turn,
     failed,
 )
+from .reasoning.claims import name_like, thing_named
 from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
 from .types import Sentence, Span
@@ -430,21 +431,28 @@ def _public(sub: SubQuestion) -> dict:
     return {"question": sub.text, "focus": sub.focus, "kind": sub.kind}
 
 
-_PLACEHOLDER = re.compile(r"#(\d+)")
+_PLACEHOLDER = re.compile(r"#(\d+)('s)?")
 
 
 def _fill(sub: SubQuestion, answers: dict[int, Node]) -> SubQuestion:
-    """Put the answers of earlier sub-questions into "#1"-style placeholders: the short answer
-    when one stands out, else the lead sentence."""
-    def repl(m: re.Match[str]) -> str:
+    """Put the answers of earlier sub-questions into "#1"-style placeholders: the thing the lead
+    sentence names (an entry, a code name), else the short answer, else a word written as a name.
+    Where none is, the question says "it" as the asker did, and retrieval reads the lead sentence."""
+    def repl(m: re.Match[str], shown: bool) -> str:
         node = answers.get(int(m.group(1)) - 1)
+        possessive = m.group(2) or ""
+        pronoun = "its" if possessive else "it"
         if node is None or not node.draft.found:
-            return m.group(0)
+            return pronoun
         part = next(p for p in node.draft.parts if p.found)
-        return part.answer or (part.claims[0].text[:200] if part.claims else m.group(0))
+        lead = part.claims[0].text if part.claims else ""
+        name = thing_named(lead, part.question) or part.answer or name_like(lead, part.question)
+        if name:
+            return name + possessive
+        return pronoun if shown else lead[:200] or pronoun
 
-    text = _PLACEHOLDER.sub(repl, sub.text)
-    return replace(sub, text=text, query_text=_PLACEHOLDER.sub(repl, sub.query_text))
+    return replace(sub, text=_PLACEHOLDER.sub(lambda m: repl(m, True), sub.text),
+                   query_text=_PLACEHOLDER.sub(lambda m: repl(m, False), sub.query_text or sub.text))
 
 
 def _from_memo(ctx: Context, sub: SubQuestion, depth: int, parent: TraceNode) -> Node | None:

@@ -306,18 +306,32 @@ def test_same_sub_question_twice_is_answered_once(corpus, embedder):
     assert [s.question for s in result.sub_questions] == ["same?", "same?"]
 
 
-@pytest.mark.parametrize("short,filled", [("", "second about answer to first lead??"),
-                                          ("Bo Chen", "second about Bo Chen?")])
-def test_dependent_sub_question_gets_the_earlier_answer(corpus, embedder, short, filled):
-    """The placeholder takes the short answer when one stands out, else the lead sentence."""
-    first = f"first {'short' if short else 'lead'}?"  # distinct texts: no memo hit across cases
+@pytest.mark.parametrize("first,lead,short,filled", [
+    ("first lead?", "", "", "second about it?"),
+    ("first short?", "", "Bo Chen", "second about Bo Chen?"),
+    ("first code?", "pg_restore is a utility.", "PostgreSQL", "second about pg_restore?"),
+    ("first name?", "The DirectoryIndex directive sets the files.", "", "second about DirectoryIndex?")])
+def test_dependent_sub_question_gets_the_earlier_answer(corpus, embedder, first, lead, short, filled):
+    """The placeholder takes the thing the lead sentence names (a code name before a short
+    answer, a word written as a name after it); with none, the question says "it" as the asker
+    did, and retrieval reads the lead sentence."""
     scripted = ScriptedReasoner(plans={f"root {first}": [(first, ()), ("second about #1?", (0,))]},
-                                shorts={first: short})
+                                shorts={first: short}, leads={first: lead} if lead else None)
     assistant, collection = make(corpus, embedder, scripted)
     result = assistant.ask(f"root {first}", collection, reflect=False)
     assert filled in scripted.answered
     assert scripted.answered.index(first) < scripted.answered.index(filled)
     assert [s.question for s in result.sub_questions] == [first, filled]
+    retrieved = [n["question"] for n in assistant.trace(result.trace_id)["nodes"] if n["kind"] == "retrieve"]
+    assert ("second about answer to first lead??" in retrieved) == (first == "first lead?")
+
+
+def test_a_dependent_sub_question_whose_input_is_not_found_keeps_a_pronoun(corpus, embedder):
+    scripted = ScriptedReasoner(plans={"root unknown?": [("which unknown?", ()), ("What is #1's default?", (0,))]},
+                                failing={"which unknown?"})
+    assistant, collection = make(corpus, embedder, scripted)
+    assistant.ask("root unknown?", collection, reflect=False)
+    assert "What is its default?" in scripted.answered and not any("#1" in q for q in scripted.answered)
 
 
 def test_failed_sub_question_is_reported_and_the_rest_merged(corpus, embedder):
@@ -382,13 +396,13 @@ class CountingReasoner:
 
 
 class ScriptedReasoner:
-    """A reasoner that follows a script: fixed plans, answers "answer to Q" citing the first
-    retrieved span (with `shorts[Q]` as its short answer), a configurable share of each
+    """A reasoner that follows a script: fixed plans, answers "answer to Q" (or `leads[Q]`) citing
+    the first retrieved span (with `shorts[Q]` as its short answer), a configurable share of each
     allowance spent, and failures on chosen questions."""
 
-    def __init__(self, plans, failing=(), always_split=False, fanout=2, spend=0.5, shorts=None):
+    def __init__(self, plans, failing=(), always_split=False, fanout=2, spend=0.5, shorts=None, leads=None):
         self.plans, self.failing, self.always_split = plans, set(failing), always_split
-        self.fanout, self.spend, self.shorts = fanout, spend, shorts or {}
+        self.fanout, self.spend, self.shorts, self.leads = fanout, spend, shorts or {}, leads or {}
         self.answered: list[str] = []
         self._lock = threading.Lock()
 
@@ -412,7 +426,7 @@ class ScriptedReasoner:
                 drafts.append(Draft((PartDraft(q.text),), error="scripted failure: backend down"))
                 continue
             sources = tuple(Source(s, s.start, s.end) for s in e.spans[:1])
-            claim = Claim(f"answer to {q.text}", sources, answer=self.shorts.get(q.text, ""))
+            claim = Claim(self.leads.get(q.text, f"answer to {q.text}"), sources, answer=self.shorts.get(q.text, ""))
             drafts.append(Draft((PartDraft(q.text, (claim,), True, 1.0),), tokens_in=self._cost(share), llm_calls=1))
         return drafts
 

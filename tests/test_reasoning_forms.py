@@ -6,6 +6,7 @@ from __future__ import annotations
 import pytest
 
 from rag_rlm.errors import ConfigError
+from rag_rlm.reasoning.base import SubQuestion
 from rag_rlm.reasoning.forms import core_question, entities, plan_by_form, residual_question, split_question
 from rag_rlm.reasoning.rules import NAMES, RULES, RuleSet
 
@@ -79,8 +80,24 @@ def test_shared_subject():
     assert [s.text for s in off.sub_questions] == ["When was Halcyon founded?", "Who founded it?"]
 
 
+def test_answer_subject():
+    """A pronoun after a part that asks for a thing by its kind is that thing: the later part
+    waits for the first part's answer. After a part that names its thing, it is that name."""
+    plan = plan_by_form("Which setting limits the memory used by VACUUM and CREATE INDEX, and what is its default?")
+    assert [(s.text, s.depends_on) for s in plan.sub_questions] == [
+        ("Which setting limits the memory used by VACUUM and CREATE INDEX?", ()), ("What is #1's default?", (0,))]
+    assert plan.rules == ("conjoined_questions", "answer_subject")
+    plan = plan_by_form("What tool restores an archive and what does it need?")
+    assert plan.sub_questions[1] == SubQuestion("What does #1 need?", (0,))
+    # "what" and a verb asks for no thing; no pronoun, nothing to wait for
+    assert plan_by_form("What happens if port 5000 is taken and how do I change it?").rules == ("conjoined_questions",)
+    assert plan_by_form("Which port is the default and what is the default user?").rules == ("conjoined_questions",)
+    off = plan_by_form("What tool restores an archive and what does it need?", RuleSet(["answer_subject"]))
+    assert [s.depends_on for s in off.sub_questions] == [(), ()]
+
+
 def test_the_rule_table_is_ordered_named_and_switchable():
-    assert NAMES[:3] == ("several_questions", "conjoined_questions", "shared_subject")
+    assert NAMES[:4] == ("several_questions", "conjoined_questions", "answer_subject", "shared_subject")
     assert len(set(NAMES)) == len(NAMES) and all(r.why and r.test and r.matches and r.does for r in RULES)
     stages = [r.stage for r in RULES]
     assert stages.index("plan") < stages.index("answer") < stages.index("merge") < stages.index("reflect")

@@ -90,6 +90,28 @@ def code_names(text: str) -> list[tuple[int, int]]:
     return [m.span() for m in _IDENTIFIER.finditer(text)]
 
 
+def thing_named(text: str, question: str = "") -> str:
+    """The thing a sentence is about when it names one by form: its entry's term without the
+    type after it ("maintenance_work_mem (integer): Specifies ..."), else its first code name
+    that `question` does not say ("pg_restore is a utility ..."); "" for prose."""
+    term = entry_term(text).split(" (", 1)[0].strip()
+    if term:
+        return term
+    asked = question.lower()
+    return next((name for a, b in code_names(text) if not _says(asked, (name := text[a:b]).lower())), "")
+
+
+# a name written as one: "DirectoryIndex", "AUTOINCREMENT", "git-clean"
+_NAME_LIKE = re.compile(r"(?<![\w-])(?:[A-Z][a-z]+[A-Z]\w*|[A-Z][A-Z0-9_]{3,}|[a-z]+-[a-z][\w-]*)(?![\w-])")
+
+
+def name_like(text: str, question: str = "") -> str:
+    """The first word of `text` written as a name (inner capitals, all capitals, or joined by a
+    hyphen) that `question` does not say; "" when none."""
+    asked = question.lower()
+    return next((m.group(0) for m in _NAME_LIKE.finditer(text) if not _says(asked, m.group(0).lower().removesuffix("s"))), "")
+
+
 def identifiers(text: str) -> set[str]:
     """The code names `text` writes, each also by its last part (Counter.most_common is also
     most_common, the way a manual's method entry names it), lower-cased."""

@@ -32,10 +32,12 @@ def plan_by_form(question: str, rules: RuleSet | None = None) -> Plan:
         name = rule.__name__.strip("_")
         parts = rule(q) if name in rules else []
         if len(parts) >= 2:
-            fired = (name,)
+            fired: tuple[str, ...] = (name,)
+            if "answer_subject" in rules and (subs := _answer_subject(parts)):
+                return Plan(subs, note=f"rule: {name}", rules=(name, "answer_subject"))
             if "shared_subject" in rules and (shared := _shared_subject(parts)) != parts:
                 parts, fired = shared, (name, "shared_subject")
-            return Plan(tuple(SubQuestion(p[:1].upper() + p[1:]) for p in parts), note=f"rule: {name}", rules=fired)
+            return Plan(tuple(SubQuestion(_capitalised(p)) for p in parts), note=f"rule: {name}", rules=fired)
     for rule in (_entity_comparison, _both_comparison, _either_or_comparison):
         name = rule.__name__.strip("_")
         sides = rule(q) if name in rules else []
@@ -60,6 +62,32 @@ def _shared_subject(parts: list[str]) -> list[str]:
         return name + "'s" if m.group(0).lower() in ("its", "their", "his") else name
 
     return [parts[0]] + [_PRONOUN.sub(repl, p) for p in parts[1:]]
+
+
+# "Which setting limits …", "What tool restores …": a wh-word that picks a thing by its kind
+# ("What happens …" asks for no thing: after "what", a word ending in "s" is taken for a verb)
+_ASKS_FOR_A_THING = re.compile(rf"^(?:which\s+(?!{WH}\b)[a-z]|what\s+(?!{WH}\b)[a-z][\w-]*[a-rt-z]\s)", re.I)
+# the pronoun of a thing, not of a person: "who founded it" refers to the asked thing as well
+_THING_PRONOUN = re.compile(r"\b(?:it|its|they|them|their)\b", re.IGNORECASE)
+
+
+def _answer_subject(parts: list[str]) -> tuple[SubQuestion, ...]:
+    """"Which setting limits the memory used by VACUUM, and what is its default?": the pronoun is
+    the setting the first part asks for, not a thing it names, so the later part waits for that
+    answer ("What is #1's default?", filled in by the controller)."""
+    if len(parts) < 2 or not _ASKS_FOR_A_THING.match(parts[0]) or not _THING_PRONOUN.search(" ".join(parts[1:])):
+        return ()
+
+    def repl(m: re.Match[str]) -> str:
+        return "#1's" if m.group(0).lower() in ("its", "their") else "#1"
+
+    later = [_THING_PRONOUN.sub(repl, p) for p in parts[1:]]
+    return (SubQuestion(_capitalised(parts[0])),
+            *(SubQuestion(_capitalised(p), depends_on=(0,) if "#1" in p else ()) for p in later))
+
+
+def _capitalised(part: str) -> str:
+    return part[:1].upper() + part[1:]
 
 
 def split_question(question: str) -> list[str]:

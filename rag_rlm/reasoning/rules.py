@@ -32,6 +32,10 @@ RULES: tuple[Rule, ...] = (
          "tests/test_reasoning_forms.py::test_several_questions"),
     Rule("conjoined_questions", "plan", "'<wh> ... and <wh> ...'", "one part per question",
          "a conjunction of two asks is two questions", "tests/test_reasoning_forms.py::test_conjoined_questions"),
+    Rule("answer_subject", "plan", "'Which <kind> ..., and what is its ...?': a later part's pronoun after a first part "
+         "that asks for a thing by its kind", "the later part waits for the first part's answer and names it",
+         "the pronoun is the thing asked for, not a thing the first part names",
+         "tests/test_reasoning_forms.py::test_answer_subject"),
     Rule("shared_subject", "plan", "a later part's pronoun, when the first part names one thing",
          "the pronoun replaced by that name", "each part is retrieved on its own",
          "tests/test_reasoning_forms.py::test_shared_subject"),
