@@ -78,6 +78,14 @@ def test_shared_subject():
     assert plan.rules == ("conjoined_questions", "shared_subject")
     off = plan_by_form("When was Halcyon founded and who founded it?", RuleSet(["shared_subject"]))
     assert [s.text for s in off.sub_questions] == ["When was Halcyon founded?", "Who founded it?"]
+    # a code name, or the subject of "does a date use", is the thing "it" stands for
+    plan = plan_by_form("What does shutil.copy2 do and what does it return?")
+    assert [s.text for s in plan.sub_questions] == ["What does shutil.copy2 do?", "What does shutil.copy2 return?"]
+    plan = plan_by_form("How much storage does a date use and what is its highest value?")
+    assert plan.sub_questions[1].text == "What is the date's highest value?"
+    # ... but not "them": a thing's name says nothing of what "they" are
+    plan = plan_by_form("What does pg_dump do with large objects and how do I restore them?")
+    assert plan.sub_questions[1].text == "How do I restore them?" and plan.rules == ("conjoined_questions",)
 
 
 def test_answer_subject():

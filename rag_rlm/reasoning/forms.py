@@ -48,20 +48,35 @@ def plan_by_form(question: str, rules: RuleSet | None = None) -> Plan:
 
 
 _PRONOUN = re.compile(r"\b(?:it|its|they|them|their|he|she|him|his|her)\b", re.IGNORECASE)
+_IT = re.compile(r"\b(?:it|its)\b", re.IGNORECASE)
+
+
+# "How much storage does a date use": the subject between "does" and its verb
+_DO_SUBJECT = re.compile(r"\b(?:does|do|did)\s+(?:a|an|the)\s+([\w.-]+)\s+[a-z]+\b(?!\s+(?:a|an|the)\b)", re.I)
 
 
 def _shared_subject(parts: list[str]) -> list[str]:
     """"When was Halcyon founded and who founded it?": a later part's pronoun is the name the
-    first part gives, so each part can be asked on its own."""
-    names = entities(parts[0].split(" ", 1)[-1]) if parts else []
-    if len(parts) < 2 or len(names) != 1:
+    first part gives (a capitalised name, a code name as in "What does shutil.copy2 do", or the
+    subject of "does a date use"), so each part can be asked on its own."""
+    from .claims import code_names  # claims reads this module's TABLE_ROW
+
+    if len(parts) < 2:
+        return parts
+    first = parts[0].split(" ", 1)[-1]
+    names, pronoun = entities(first), _PRONOUN
+    if not names:  # a thing, not a person or a group: only "it" refers to it
+        names, pronoun = list(dict.fromkeys(first[a:b] for a, b in code_names(first))), _IT
+        if not names and (subject := _DO_SUBJECT.search(first)):
+            names = ["the " + subject.group(1)]
+    if len(names) != 1:
         return parts
     name = names[0]
 
     def repl(m: re.Match[str]) -> str:
         return name + "'s" if m.group(0).lower() in ("its", "their", "his") else name
 
-    return [parts[0]] + [_PRONOUN.sub(repl, p) for p in parts[1:]]
+    return [parts[0]] + [pronoun.sub(repl, p) for p in parts[1:]]
 
 
 # "Which setting limits …", "What tool restores …": a wh-word that picks a thing by its kind

@@ -36,7 +36,8 @@ RULES: tuple[Rule, ...] = (
          "that asks for a thing by its kind", "the later part waits for the first part's answer and names it",
          "the pronoun is the thing asked for, not a thing the first part names",
          "tests/test_reasoning_forms.py::test_answer_subject"),
-    Rule("shared_subject", "plan", "a later part's pronoun, when the first part names one thing",
+    Rule("shared_subject", "plan", "a later part's pronoun, when the first part names one thing (a name; "
+         "for 'it', also a code name or the subject of 'does a date use')",
          "the pronoun replaced by that name", "each part is retrieved on its own",
          "tests/test_reasoning_forms.py::test_shared_subject"),
     Rule("entity_comparison", "plan", "a comparison that names two or three things ('..., X or Y?')",
