@@ -446,6 +446,26 @@ def test_a_comparison_refuses_figures_that_measure_something_else(reasoner):
     assert [c.text for c in part.claims] == [short.draft.claims[0].text, only_days.draft.claims[0].text]
 
 
+def test_a_comparison_weighs_the_asked_column_and_each_sides_own_figure(reasoner):
+    """A table row's first figure is its storage size: "a larger range" is read in the Range
+    cell, whose bounds are no size. A side's figure comes from a sentence about that side: the
+    maximum page size says nothing of the cache size."""
+    q = "Which has a larger range, integer or smallint?"
+    rows = side(q, "integer", "Name: integer; Storage Size: 4 bytes; Range: -2147483648 to +2147483647"), \
+        side(q, "smallint", "Name: smallint; Storage Size: 2 bytes; Range: -32768 to +32767")
+    assert not any(c.kind == "verdict" for c in compare(reasoner, q, "larger", *rows).parts[0].claims)
+    q = "Which uses more storage, integer or smallint?"  # no column is named: the first figures
+    assert compare(reasoner, q, "more", *rows).parts[0].claims[0].text == \
+        "Integer uses more storage: 4 bytes, against 2 bytes for smallint."
+    q = "Which is larger, the default page size or the default cache size?"
+    page = side(q, "the default page size", "The default page size is 4096 bytes.")
+    stray = Part(SubQuestion(q, focus="the default cache size", kind=SIDE), Draft((PartDraft(
+        q, (quoted("Limits", "At the maximum page size of 65536 bytes, a database holds 281 terabytes."),), True, 0.9),)))
+    assert not any(c.kind == "verdict" for c in compare(reasoner, q, "larger", page, stray).parts[0].claims)
+    cache = side(q, "the default cache size", "The default suggested cache size is 2000 KiB.")
+    assert compare(reasoner, q, "larger", page, cache).parts[0].claims[0].kind == "verdict"
+
+
 def test_a_tie_or_one_sentence_for_both_sides_states_no_winner(reasoner):
     q = "Which was founded first, Alpha or Beta?"
     part = compare(reasoner, q, "first", side(q, "Alpha", "Alpha was founded in 1990."),

@@ -68,7 +68,8 @@ from .claims import (
     unnamed_things,
     with_lists,
 )
-from .figures import comparable, figures_in, predicate, winner
+from .english import content_words
+from .figures import asked_figures, comparable, figures_in, predicate, winner
 from .forms import LONG_QUESTION, novel_entities, plan_by_form, residual_question
 from .rules import RuleSet
 from .scoring import CoreQuestionScorer, EmbeddingScorer, ThresholdAnswerability, candidate_text
@@ -395,7 +396,9 @@ class ExtractiveReasoner:
         for name in names:
             asked = asked.replace(name, " ")
         for per_side in _figure_choices(claims):
-            picked = comparable(asked, cue, [figures_in(c.text) for c in per_side])
+            if not all(_states(c, name, names) for c, name in zip(per_side, names, strict=True)):
+                continue
+            picked = comparable(asked, cue, [asked_figures(asked, c.text) for c in per_side])
             if picked is None:
                 continue
             w = winner(cue, [f.value for f in picked])
@@ -525,6 +528,16 @@ def _figure_choices(claims: Sequence[Sequence[Claim]]):
             for j in range(len(claims[1])):
                 if i != j:
                     yield [claims[0][i], claims[1][j]]
+
+
+def _states(claim: Claim, name: str, names: Sequence[str]) -> bool:
+    """Whether a side's sentence is about that side: it, or its page's title or heading, says a
+    word of the side's name that the other sides' names do not ("cache" of "the default cache
+    size", against "the default page size"). A figure of a sentence about the maximum page
+    size is no figure of the cache size."""
+    others = set().union(*(content_words(n) for n in names if n != name))
+    own = content_words(name) - others
+    return not own or bool(own & content_words(f"{claim.sources[0].span.title} {claim.context} {claim.text}"))
 
 
 def _about(focus: str, title: str) -> bool:

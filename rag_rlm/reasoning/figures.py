@@ -76,6 +76,19 @@ def figures_in(text: str) -> list[Figure]:
     return [f for _, f in sorted(out, key=lambda pair: pair[0])]
 
 
+def asked_figures(question: str, text: str) -> list[Figure]:
+    """`figures_in(text)`, or, for a table row ("Name: integer; Storage Size: 4 bytes; Range:
+    -2147483648 to +2147483647") whose column the question names ("a larger range"), only
+    that cell's: the row's first figure measures another thing."""
+    cells = [cell.split(": ", 1) for cell in text.rstrip(".").split("; ")]
+    if len(cells) >= 2 and all(len(cell) == 2 for cell in cells):
+        asked = set(re.findall(r"[a-z]+", question.lower()))
+        named = [value for label, value in cells[1:] if set(re.findall(r"[a-z]+", label.lower())) <= asked]
+        if named:
+            return figures_in(named[0])
+    return figures_in(text)
+
+
 def _unit_after(text: str, at: int) -> str | None:
     m = re.match(r"[\s-]?(%|[A-Za-z]+)", text[at:])
     return UNIT_MEASURES.get(m.group(1).lower()) if m else None

@@ -80,7 +80,8 @@ RULES: tuple[Rule, ...] = (
          "nothing of the thing only shares the question's words",
          "tests/test_reasoning_extractive.py::test_a_bridge_leads_with_the_hops_sentence_read_after_the_sentence_that_named_it"),
     Rule("figure_comparison", "merge", "a comparison cue ('first', 'larger', 'more') and a figure in each side's sentence",
-         "states which side wins, with both figures, when the figures measure the same thing",
+         "states which side wins, with both figures, when the figures measure the same thing (a table row's: the "
+         "column the question names) and each comes from a sentence about its side",
          "the reader picks sentences; it does not compare numbers", "tests/test_reasoning_extractive.py::test_a_comparison_refuses_figures_that_measure_something_else"),
     Rule("yes_no_comparison", "merge", "'Are X and Y both ...?' / 'the same ...?'",
          "yes or no, when both sentences say (or contradict) what is asked", "a verdict in the question's words",
