@@ -180,7 +180,7 @@ def condense(ctx: Context, question: str, history: Sequence[Turn]) -> str:
     return resolved
 
 
-CHECK_SENTENCES = 8  # sentences a follow-up check reads per wording (the closest by the bi-encoder)
+CHECK_SENTENCES = 16  # sentences a follow-up check reads per wording (the closest by the bi-encoder)
 
 
 def _support(ctx: Context, questions: list[str]) -> list[float] | None:

@@ -71,6 +71,13 @@ def test_ellipsis_with_a_preposition_replaces_the_place(embedder):
     assert c.question == "How many desks does the Toronto office have?"
 
 
+def test_a_fragment_after_a_preposition_takes_the_place_after_the_same_preposition(embedder):
+    """"on Windows" goes where "on POSIX" was, not into the code name's first part (the
+    embedder had put it in place of "os": "What is Windows.EOL on POSIX?")."""
+    c = condense("And on Windows?", [user("What is os.EOL on POSIX?")], embedder)
+    assert (c.question, c.reason) == ("What is os.EOL on Windows?", "ellipsis")
+
+
 def test_plural_pronoun_gets_the_phrase_with_its_attachment(embedder):
     c = condense("Who approves them?", [user("What are the rules for expenses over $500?")], embedder)
     assert c.question == "Who approves expenses over $500?"

@@ -307,6 +307,9 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
     if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
         return Condensed(rewritten, phrase, "ellipsis")
+    if prep and (same := _after_preposition(before, prep)):  # "on Windows" after "What is os.EOL on POSIX?"
+        a, b = same
+        return Condensed(_the_ask_of(before[:a] + phrase + before[b:], phrase), phrase, "ellipsis")
     words = {w.lower() for w in _TOKEN.findall(phrase)}
     slots = [(a, b) for a, b in _slots(before) if not {w.lower() for w in _TOKEN.findall(before[a:b])} <= words]
     best, top = 0, -1.0
@@ -339,6 +342,15 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
     end = a + len(phrase)
     subject = next((p.text for p in _phrases(rewritten, attach=False) if p.start <= a and end <= p.end), phrase)
     return Condensed(_the_ask_of(rewritten, phrase), subject, "ellipsis")
+
+
+def _after_preposition(text: str, prep: str) -> tuple[int, int] | None:
+    """The one noun phrase of `text` right after `prep` (without its article): the place an
+    "And on Windows?" takes. None when the preposition is not there once."""
+    places = [m.end() for m in re.finditer(rf"\b{re.escape(prep)}\s+(?:(?:the|a|an)\s+)?", text, re.I)]
+    if len(places) != 1:
+        return None
+    return next(((p.start, p.end) for p in _phrases(text, attach=False) if p.start == places[0]), None)
 
 
 def _the_ask_of(question: str, phrase: str) -> str:
