@@ -360,6 +360,25 @@ def test_a_labelled_value_under_an_entry_answers_and_a_pages_own_question_does_n
     assert answers_alone(Sentence("c", 0, "Note: the worker acknowledges the message after the task returns.", 0, 9))
 
 
+def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_else_names_it(reasoner, embedder):
+    """The asker does not see the heading a sentence sits under: "Schedules execution of a
+    one-time callback" does not tell them which function does. Where the question names the
+    entry, or the sentence does, it is said as written."""
+    timer = Sentence("timers", 0, "Schedules execution of a one-time callback after delay milliseconds.", 0, 68,
+                     heading="Timers — setTimeout(callback[, delay])")
+    assert said_as(timer, "How do I run a function after a delay?") == (
+        "setTimeout(callback[, delay]): Schedules execution of a one-time callback after delay milliseconds.")
+    assert said_as(timer, "What does setTimeout do?") == timer.text
+    assert said_as(replace(timer, heading="Timers — Scheduling timers"), "How do I run a function after a delay?") \
+        == timer.text  # a section, not an entry
+    assert said_as(replace(timer, heading="WAL — Sometimes Queries Return SQLITE_BUSY In WAL Mode"),
+                   "How do I run a function after a delay?") == timer.text  # nor one whose title mentions a name
+    ev = evidence(embedder, "Timers", [timer.text, "Timers are not guaranteed to run exactly on time."])
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=timer.heading)) for e in ev.sentences))
+    draft = reasoner.answer([SubQuestion("How do I run a function after a delay?")], [ev], 4000)[0]
+    assert draft.claims[0].text.startswith("setTimeout(callback[, delay]): Schedules")
+
+
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",
                 "Name: integer; Storage Size: 4 bytes; Description: typical choice for integer",
                 "Name: bigint; Storage Size: 8 bytes; Description: large-range integer",

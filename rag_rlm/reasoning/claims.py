@@ -63,17 +63,24 @@ def _labelled_value(sentence: Sentence) -> tuple[str, str, str] | None:
     return words[0][:-1], " ".join(words[1:]), entry
 
 
-def said(sentence: Sentence) -> str:
-    """How a claim says its sentence: as written, except a labelled value under an entry named in
-    code, which is said of that entry ("Default of MAX_CONTENT_LENGTH: None"), since the asker
-    does not see the entry it sits in."""
+def said(sentence: Sentence, question: str = "") -> str:
+    """How a claim says its sentence: as written, except under an entry named in code, which the
+    asker does not see: a labelled value is said of that entry ("Default of MAX_CONTENT_LENGTH:
+    None"), and a sentence that does not name it, for a question that does not either, is said
+    after the entry's name ("setTimeout(callback[, delay[, ...args]]): Schedules execution of a
+    one-time callback after delay milliseconds." for "How do I run a function after a delay?")."""
     labelled = _labelled_value(sentence)
-    if labelled is None:
+    if labelled is not None and (identifiers(labelled[2]) or _keyword(labelled[2])):
+        label, value, entry = labelled
+        return f"{label} of {entry}: {value}"
+    entry = sentence.heading.rpartition(" — ")[2].strip()
+    # an entry is a name ("shared_buffers (integer)", "setTimeout(callback)"), not a section's
+    # title that mentions one ("Sometimes Queries Return SQLITE_BUSY In WAL Mode")
+    one_name = len(entry.split("(", 1)[0].split()) == 1
+    names = _member(entry) | (identifiers(entry) if one_name else set())
+    if not question or not names or any(_says(t.lower(), n) for t in (sentence.text, question) for n in names):
         return sentence.text
-    label, value, entry = labelled
-    if not (identifiers(entry) or _keyword(entry)):
-        return sentence.text
-    return f"{label} of {entry}: {value}"
+    return f"{entry}: {sentence.text}"
 
 
 # a name in code: a path (C++'s and Rust's pqxx::connection_base::activate), dotted with parts of two

@@ -277,7 +277,7 @@ class ExtractiveReasoner:
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        text = said(s)
+        text = said(s, question)
         answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
         return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
                      read_as=(question, candidate_text(cand)))
