@@ -28,6 +28,7 @@ from rag_rlm.reasoning.claims import (
     of_another_entry,
     row_names,
     same,
+    self_contained,
     unnamed_things,
 )
 from rag_rlm.reasoning.claims import said as said_as
@@ -319,9 +320,9 @@ def test_where_the_asked_things_own_entry_is_read_another_entry_that_mentions_it
         return reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
 
     alone = answer(SERIALIZER_ENTRIES[:1])
-    assert [c.text for c in alone.claims] == [mention]
+    assert [c.text for c in alone.claims] == [f"Task.serializer: {mention}"]  # whose default it is, said
     both = answer(SERIALIZER_ENTRIES)
-    assert both.parts[0].found and mention not in [c.text for c in both.claims] and "other_entry" in both.rules
+    assert both.parts[0].found and not any(c.text.endswith(mention) for c in both.claims) and "other_entry" in both.rules
     assert 'Default: "json" (since 4.0, earlier: pickle).' in [c.text for c in both.claims]
 
 
@@ -367,7 +368,7 @@ def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_e
     timer = Sentence("timers", 0, "Schedules execution of a one-time callback after delay milliseconds.", 0, 68,
                      heading="Timers — setTimeout(callback[, delay])")
     assert said_as(timer, "How do I run a function after a delay?") == (
-        "setTimeout(callback[, delay]): Schedules execution of a one-time callback after delay milliseconds.")
+        "setTimeout(): Schedules execution of a one-time callback after delay milliseconds.")
     assert said_as(timer, "What does setTimeout do?") == timer.text
     assert said_as(replace(timer, heading="Timers — Scheduling timers"), "How do I run a function after a delay?") \
         == timer.text  # a section, not an entry
@@ -376,7 +377,17 @@ def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_e
     ev = evidence(embedder, "Timers", [timer.text, "Timers are not guaranteed to run exactly on time."])
     ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=timer.heading)) for e in ev.sentences))
     draft = reasoner.answer([SubQuestion("How do I run a function after a delay?")], [ev], 4000)[0]
-    assert draft.claims[0].text.startswith("setTimeout(callback[, delay]): Schedules")
+    assert draft.claims[0].text.startswith("setTimeout(): Schedules")
+    # a lead that refers back is said after the sentence before it, the entry's name first
+    back = evidence(embedder, "Builtins", ["If expr is supplied, caller displays the line number and source file.",
+                                           "This extra information may be used to print a stack trace."])
+    back = replace(back, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Builtins — caller"))
+                                         for e in back.sentences))
+    lead = back.sentences[1].sentence
+    claim = Claim(said_as(lead, "How do I print a stack trace?"), (Source(back.spans[0], lead.start, lead.end),))
+    carried = self_contained(claim, back.spans, [e.sentence for e in back.sentences])
+    assert carried.text == ("caller: If expr is supplied, caller displays the line number and source file. "
+                            "This extra information may be used to print a stack trace.")
 
 
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",

@@ -74,13 +74,24 @@ def said(sentence: Sentence, question: str = "") -> str:
         label, value, entry = labelled
         return f"{label} of {entry}: {value}"
     entry = sentence.heading.rpartition(" — ")[2].strip()
-    # an entry is a name ("shared_buffers (integer)", "setTimeout(callback)"), not a section's
-    # title that mentions one ("Sometimes Queries Return SQLITE_BUSY In WAL Mode")
-    one_name = len(entry.split("(", 1)[0].split()) == 1
-    names = _member(entry) | (identifiers(entry) if one_name else set())
+    name = _entry_name(entry)
+    names = identifiers(name) | _member(name)
     if not question or not names or any(_says(t.lower(), n) for t in (sentence.text, question) for n in names):
         return sentence.text
-    return f"{entry}: {sentence.text}"
+    return f"{name}: {sentence.text}"
+
+
+def _entry_name(heading: str) -> str:
+    """The name a heading gives an entry, as the asker would write it: "setTimeout()" of
+    "setTimeout(callback[, delay])", "try_insert()" of rustdoc's signature, "shared_buffers" of
+    "shared_buffers (integer)"; "" for a section's title, even one that mentions a name ("Sometimes
+    Queries Return SQLITE_BUSY In WAL Mode")."""
+    if m := _MEMBER.fullmatch(heading):
+        return (m[1] or m[2]) + ("()" if "(" in heading else "")
+    head = heading.split("(", 1)[0]
+    if len(head.split()) != 1 or not identifiers(head):
+        return ""
+    return head + "()" if "(" in heading and not head.endswith(" ") else head.strip()
 
 
 # a name in code: a path (C++'s and Rust's pqxx::connection_base::activate), dotted with parts of two
@@ -332,10 +343,15 @@ def self_contained(claim: Claim, spans: Sequence[Span] = (), stored: Sequence[Se
     the sentence before it. That sentence is the document's stored one (`stored`) where sentence
     memory has it: chunks overlap, so a chunk may start inside a sentence or a code block, and
     split afresh it reads "element." or code as the sentence before."""
-    if not _ANAPHOR.match(claim.text) or not claim.sources:
+    if not claim.sources:
         return None
     source = claim.sources[0]
     own = source.span
+    # what is said before the sentence itself (the name of the entry it sits in) stays first
+    itself = next((s.text for s in stored if s.document_id == own.document_id and s.start == source.start), "")
+    lead = claim.text[:-len(itself)] if itself and claim.text.endswith(itself) else ""
+    if not _ANAPHOR.match(claim.text[len(lead):]):
+        return None
     mine = [s for s in stored if s.document_id == own.document_id and s.end <= source.start]
     if mine:
         prev = max(mine, key=lambda s: s.end)
@@ -349,7 +365,7 @@ def self_contained(claim: Claim, spans: Sequence[Span] = (), stored: Sequence[Se
     for span in (own, *(s for s in spans if s.document_id == own.document_id and s.id != own.id)):
         if (span.start <= prev.start and source.end <= span.end
                 and not span.text[prev.end - span.start:source.start - span.start].strip()):
-            return replace(claim, text=f"{prev.text} {claim.text}",
+            return replace(claim, text=f"{lead}{prev.text} {claim.text[len(lead):]}",
                            sources=(Source(span, prev.start, source.end), *claim.sources[1:]))
     return None
 
