@@ -374,6 +374,7 @@ def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_e
         == timer.text  # a section, not an entry
     assert said_as(replace(timer, heading="WAL — Sometimes Queries Return SQLITE_BUSY In WAL Mode"),
                    "How do I run a function after a delay?") == timer.text  # nor one whose title mentions a name
+    assert said_as(replace(timer, heading="Usage — where"), "How do I run a function after a delay?") == timer.text
     ev = evidence(embedder, "Timers", [timer.text, "Timers are not guaranteed to run exactly on time."])
     ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=timer.heading)) for e in ev.sentences))
     draft = reasoner.answer([SubQuestion("How do I run a function after a delay?")], [ev], 4000)[0]

@@ -86,8 +86,8 @@ def _entry_name(heading: str) -> str:
     "setTimeout(callback[, delay])", "try_insert()" of rustdoc's signature, "shared_buffers" of
     "shared_buffers (integer)"; "" for a section's title, even one that mentions a name ("Sometimes
     Queries Return SQLITE_BUSY In WAL Mode")."""
-    if m := _MEMBER.fullmatch(heading):
-        return (m[1] or m[2]) + ("()" if "(" in heading else "")
+    if m := _MEMBER.fullmatch(heading):  # a bare name, but no English word ("where:" over a man page's list)
+        return "" if heading in english.STOP else (m[1] or m[2]) + ("()" if "(" in heading else "")
     head = heading.split("(", 1)[0]
     if len(head.split()) != 1 or not identifiers(head):
         return ""
