@@ -67,8 +67,8 @@ def said(sentence: Sentence, question: str = "") -> str:
     """How a claim says its sentence: as written, except under an entry named in code, which the
     asker does not see: a labelled value is said of that entry ("Default of MAX_CONTENT_LENGTH:
     None"), and a sentence that does not name it, for a question that does not either, is said
-    after the entry's name ("setTimeout(callback[, delay[, ...args]]): Schedules execution of a
-    one-time callback after delay milliseconds." for "How do I run a function after a delay?")."""
+    after the entry's name ("setTimeout(): Schedules execution of a one-time callback after delay
+    milliseconds." for "How do I run a function after a delay?")."""
     labelled = _labelled_value(sentence)
     if labelled is not None and (identifiers(labelled[2]) or _keyword(labelled[2])):
         label, value, entry = labelled
