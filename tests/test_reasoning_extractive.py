@@ -497,6 +497,23 @@ def test_a_comparison_weighs_the_asked_column_and_each_sides_own_figure(reasoner
     assert compare(reasoner, q, "larger", page, cache).parts[0].claims[0].kind == "verdict"
 
 
+def test_a_comparison_reads_the_questions_own_sentences_about_each_side(reasoner):
+    """Each side's retrieval, asked of one name, may miss its row ("a bigint: Which uses more
+    storage?" finds a sentence on shared memory) where the question's own retrieval holds both
+    rows of the table: those are the sides' figures."""
+    q = "Which uses more storage, a bigint or a smallint?"
+    stray = "Memory allocated at startup is affected by the huge_pages setting."
+    sides = [Part(SubQuestion(q, focus=name, kind=SIDE), Draft((PartDraft(q, (quoted("Resource Consumption", stray),),
+                                                                          True, 0.5, name),)))
+             for name in ("a bigint", "a smallint")]
+    own = Draft((PartDraft(q, (quoted("Numeric Types", "Name: bigint; Storage Size: 8 bytes"),
+                               quoted("Numeric Types", "Name: smallint; Storage Size: 2 bytes")), True, 0.5),))
+    plan = Plan(tuple(p.sub_question for p in sides), comparison="more")
+    lead = reasoner.merge(q, own, sides, plan, 4000).parts[0].claims[0]
+    assert lead.text == "A bigint uses more storage: 8 bytes, against 2 bytes for a smallint."
+    assert not any(c.kind == "verdict" for c in reasoner.merge(q, Draft((PartDraft(q),)), sides, plan, 4000).parts[0].claims)
+
+
 def test_a_tie_or_one_sentence_for_both_sides_states_no_winner(reasoner):
     q = "Which was founded first, Alpha or Beta?"
     part = compare(reasoner, q, "first", side(q, "Alpha", "Alpha was founded in 1990."),

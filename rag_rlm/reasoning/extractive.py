@@ -374,7 +374,13 @@ class ExtractiveReasoner:
         leads = [part.claims[0] for _, part in answered]
         names = [name for name, _ in answered]
         if cue and "figure_comparison" in self.rules:
-            settled = self._by_figures(question, cue, names, [part.claims for _, part in answered])
+            # the question's own sentences about a side are that side's too, after its own: one table
+            # may hold both rows while each side's retrieval, asked of one name, missed its row
+            mine = own.parts[0].claims if own.parts else ()
+            claims = [(*part.claims, *(c for c in mine if _states(c, name, names)
+                                       and not any(same(c, k) for k in part.claims)))
+                      for name, part in answered]
+            settled = self._by_figures(question, cue, names, claims)
             if settled:
                 return PartDraft(question, settled, True, min(confs)), ("figure_comparison",)
             return PartDraft(question, tuple(distinct(leads)), True, min(confs)), ()
