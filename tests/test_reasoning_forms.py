@@ -97,6 +97,8 @@ def test_answer_subject():
     assert plan.rules == ("conjoined_questions", "answer_subject")
     plan = plan_by_form("What tool restores an archive and what does it need?")
     assert plan.sub_questions[1] == SubQuestion("What does #1 need?", (0,))
+    plan = plan_by_form("Which function returns an object over and over, and how many times does it repeat it?")
+    assert plan.sub_questions[1].text == "How many times does #1 repeat it?"
     # "what" and a verb asks for no thing; no pronoun, nothing to wait for
     assert plan_by_form("What happens if port 5000 is taken and how do I change it?").rules == ("conjoined_questions",)
     assert plan_by_form("Which port is the default and what is the default user?").rules == ("conjoined_questions",)

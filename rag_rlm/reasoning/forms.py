@@ -96,7 +96,8 @@ def _answer_subject(parts: list[str]) -> tuple[SubQuestion, ...]:
     def repl(m: re.Match[str]) -> str:
         return "#1's" if m.group(0).lower() in ("its", "their") else "#1"
 
-    later = [_THING_PRONOUN.sub(repl, p) for p in parts[1:]]
+    # the first pronoun only: in "how many times does it repeat it" the second is another thing
+    later = [_THING_PRONOUN.sub(repl, p, count=1) for p in parts[1:]]
     return (SubQuestion(_capitalised(parts[0])),
             *(SubQuestion(_capitalised(p), depends_on=(0,) if "#1" in p else ()) for p in later))
 
