@@ -381,7 +381,14 @@ def distinct(claims: Sequence[Claim]) -> list[Claim]:
 
 
 def same(a: Claim, b: Claim) -> bool:
-    return a.text == b.text or (similar(a.vector, b.vector) and same_figures(a.text, b.text))
+    return repeats(a.text, a.vector, b.text, b.vector)
+
+
+def repeats(a: str, a_vector: np.ndarray | None, b: str, b_vector: np.ndarray | None,
+            duplicate: float = _DEFAULTS.duplicate) -> bool:
+    """Whether sentence `a` says what `b` says: the same words, or vectors that agree and the same
+    numbers (`same_figures`)."""
+    return a == b or (similar(a_vector, b_vector, duplicate) and same_figures(a, b))
 
 
 _DIGITS = re.compile(r"\d[\d,.]*\d|\d")

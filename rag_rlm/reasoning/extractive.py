@@ -60,11 +60,10 @@ from .claims import (
     of_another_entry,
     of_another_row,
     past,
+    repeats,
     said,
     same,
-    same_figures,
     self_contained,
-    similar,
     unnamed_things,
     with_lists,
 )
@@ -266,9 +265,8 @@ class ExtractiveReasoner:
             # the same words elsewhere say nothing new: an API reference repeats each member's first
             # sentence in its summary table, whose context (and so vector) differs
             if (cands[i].span.document_id == cands[order[0]].span.document_id
-                    and not any((similar(cands[i].vector, cands[j].vector, t.duplicate)
-                                 and same_figures(cands[i].sentence.text, cands[j].sentence.text))
-                                or cands[i].sentence.text == cands[j].sentence.text for j in chosen)):
+                    and not any(repeats(cands[i].sentence.text, cands[i].vector, cands[j].sentence.text,
+                                        cands[j].vector, t.duplicate) for j in chosen)):
                 chosen.append(i)
         if figures:
             chosen += [i for i in order[1:] if i not in chosen and scores[i] >= self.support
