@@ -24,6 +24,7 @@ from rag_rlm.reasoning.base import (
 )
 from rag_rlm.reasoning.claims import (
     answers_alone,
+    denies_the_ask,
     identifiers,
     of_another_entry,
     row_names,
@@ -414,6 +415,29 @@ def test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one(reasoner
     assert not {INTEGER_ROWS[3], INTEGER_ROWS[4]} & set(said)
     off = make(embedder, reasoner.scorer, ("other_row",)).answer([question], [ev], 4000)[0]
     assert "other_row" not in off.rules
+
+
+DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",
+                "-s --schema-only: Dump only the object definitions (schema), not data."]
+
+
+def test_a_sentence_that_denies_what_a_wh_question_asks_is_no_answer(reasoner, embedder):
+    """Word order is what the reader reads worst: "only the data, not the schema" reads as an answer
+    about the schema. A sentence that denies a word the question asks for is no candidate; one that
+    denies what the question denies too is, and a yes/no question is answered by a denial."""
+    def sentence(text: str) -> Sentence:
+        return Sentence("d", 0, text, 0, len(text))
+
+    assert denies_the_ask("Which option dumps only the schema?", sentence(DUMP_OPTIONS[0]))
+    assert not denies_the_ask("Which option dumps only the schema, not the data?", sentence(DUMP_OPTIONS[1]))
+    assert not denies_the_ask("Is TRUNCATE MVCC-safe?", sentence("TRUNCATE is not MVCC-safe."))
+    ev = evidence(embedder, "pg_dump Options", DUMP_OPTIONS)
+    question = SubQuestion("Which option makes pg_dump dump only the schema?")
+    draft = reasoner.answer([question], [ev], 4000)[0]
+    assert draft.parts[0].found and [c.text for c in draft.claims] == [DUMP_OPTIONS[1]]
+    assert "denied_ask" in draft.rules
+    off = make(embedder, reasoner.scorer, ("denied_ask",)).answer([question], [ev], 4000)[0]
+    assert "denied_ask" not in off.rules and DUMP_OPTIONS[0] in [c.text for c in off.claims]
 
 
 def test_rows_of_one_table_that_give_other_figures_are_no_repeats(reasoner, embedder):

@@ -404,3 +404,24 @@ def same_figures(a: str, b: str) -> bool:
 def similar(a: np.ndarray | None, b: np.ndarray | None, duplicate: float = _DEFAULTS.duplicate) -> bool:
     """Whether two sentence vectors say the same thing (cosine above `duplicate`)."""
     return a is not None and b is not None and float(a @ b) > duplicate
+
+
+# "not the schema", "without a password", "except NULL": the word a sentence denies
+_DENIAL = re.compile(r"\b(?:not|without|except|excluding)\s+(?:(?:the|a|an|any|its|their|only)\s+)?([A-Za-z][\w-]*)",
+                     re.IGNORECASE)
+
+
+def denied(text: str) -> frozenset[str]:
+    """The content words `text` denies, stemmed as `english.content_words` stems them."""
+    return frozenset(w for m in _DENIAL.finditer(text) for w in english.words_of(m.group(1)))
+
+
+def denies_the_ask(question: str, sentence: Sentence) -> bool:
+    """Whether the sentence denies a word a wh-question asks for: "Dump only the data, not the
+    schema" is no answer to "Which option dumps only the schema?". A yes/no question is answered by
+    a denial ("TRUNCATE is not MVCC-safe"), so it is never one."""
+    first = question.split(maxsplit=1)[0].lower() if question.split() else ""
+    if first not in english.WH_WORDS:
+        return False
+    asked = english.content_words(question) - denied(question)
+    return bool(denied(sentence.text) & asked)

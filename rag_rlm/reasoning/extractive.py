@@ -54,6 +54,7 @@ from .base import (
 from .claims import (
     answers_alone,
     asked_rows,
+    denies_the_ask,
     distinct,
     entry_names,
     identifiers,
@@ -162,6 +163,8 @@ class ExtractiveReasoner:
             cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s, own_read))
         if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
             cands, fired = _without(cands, fired, "other_row", lambda s: of_another_row(rows, s))
+        if "denied_ask" in self.rules:
+            cands, fired = _without(cands, fired, "denied_ask", lambda s: denies_the_ask(question, s))
         return [c for c in cands if answers_alone(c.sentence)], fired
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:

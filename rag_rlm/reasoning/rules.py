@@ -73,6 +73,11 @@ RULES: tuple[Rule, ...] = (
          "varchar) and a row named for another thing", "the row is no candidate", "the reader reads the bigserial row "
          "('Storage Size: 8 bytes') as an answer about bigint: a row is about its first cell",
          "tests/test_reasoning_extractive.py::test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one"),
+    Rule("denied_ask", "answer", "a wh-question and a sentence that denies a word the question asks for ('not the "
+         "schema', 'without X', 'except X')", "the sentence is no candidate", "the reader reads pg_dump's '-a "
+         "--data-only: Dump only the data, not the schema' as the best answer to 'Which option dumps only the schema?' "
+         "(word order is what it reads worst); a yes/no question is answered by a denial, so it is left alone",
+         "tests/test_reasoning_extractive.py::test_a_sentence_that_denies_what_a_wh_question_asks_is_no_answer"),
     Rule("bridge_chain", "merge", "a hop's sentence read after the sentence that named the hop, when it goes on from "
          "it: in the link's document, on a page the link names or the hop thing's own page, or naming that thing",
          "the chain is scored as one text; when it answers best, the hop's sentence leads, then the link",
