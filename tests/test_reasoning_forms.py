@@ -7,7 +7,14 @@ import pytest
 
 from rag_rlm.errors import ConfigError
 from rag_rlm.reasoning.base import SubQuestion
-from rag_rlm.reasoning.forms import core_question, entities, plan_by_form, residual_question, split_question
+from rag_rlm.reasoning.forms import (
+    core_question,
+    entities,
+    novel_entities,
+    plan_by_form,
+    residual_question,
+    split_question,
+)
 from rag_rlm.reasoning.rules import NAMES, RULES, RuleSet
 
 
@@ -154,6 +161,15 @@ def test_a_table_rows_column_names_are_labels_not_entities():
     assert entities(row) == []
     assert entities("Country: France; Capital: Paris") == ["France", "Paris"]
     assert "Natural Born Killers" in entities("Natural Born Killers: A Soundtrack for an Oliver Stone Film is a record.")
+
+
+def test_a_name_that_is_a_word_the_question_says_is_no_bridge():
+    """"Dates are counted according to the Gregorian calendar" names no other thing to look up for a
+    question about "the date's highest value": "Dates" is the question's own word, capitalised."""
+    text = "Dates are counted according to the Gregorian calendar (see Section B.6 for more information)."
+    assert novel_entities("What is the date's highest value?", text) == ["Gregorian", "Section B.6"]
+    assert novel_entities("Which calendar counts dates?", text) == ["Gregorian", "Section B.6"]
+    assert novel_entities("Who wrote the Gregorian reform?", text) == ["Dates", "Section B.6"]
 
 
 def test_long_question():

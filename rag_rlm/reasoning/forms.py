@@ -8,7 +8,7 @@ import re
 
 from .base import SIDE, Plan, SubQuestion
 from .compose import comparison_cue
-from .english import ADVERB_ENDINGS, DEMONYMS, DISCOURSE_WORDS, NOT_ENTITIES
+from .english import ADVERB_ENDINGS, DEMONYMS, DISCOURSE_WORDS, NOT_ENTITIES, words_of
 from .rules import RuleSet
 
 WH = r"(?:who|whom|whose|what|which|where|when|why|how|is|are|was|were|does|do|did|can|could|has|have|had|will|would|should)"
@@ -236,6 +236,8 @@ def novel_entities(question: str, text: str) -> list[str]:
     for ent in (e for run in entities(text) for e in re.split(r"\s+(?:and|&)\s+", run)):  # two names, two hops
         words = set(re.findall(r"\w+", ent.lower()))
         if len(ent) < 3 or ent.lower() in q or (words and words <= q_words):
+            continue
+        if (stems := words_of(ent)) and stems <= words_of(re.sub(r"['’]s\b", "", question)):  # "Dates", "date's"
             continue
         if any(n <= words for n in named):
             continue
