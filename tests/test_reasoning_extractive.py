@@ -26,6 +26,7 @@ from rag_rlm.reasoning.claims import (
     answers_alone,
     denies_the_ask,
     identifiers,
+    names_cell,
     of_another_entry,
     row_names,
     same,
@@ -415,6 +416,32 @@ def test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one(reasoner
     assert not {INTEGER_ROWS[3], INTEGER_ROWS[4]} & set(said)
     off = make(embedder, reasoner.scorer, ("other_row",)).answer([question], [ev], 4000)[0]
     assert "other_row" not in off.rules
+
+
+DATE_ROWS = ["Name: timestamp [ (p) ] [ without time zone ]; Storage Size: 8 bytes; Description: both date and time "
+             "(no time zone); Low Value: 4713 BC; High Value: 294276 AD; Resolution: 1 microsecond",
+             "Name: date; Storage Size: 4 bytes; Description: date (no time of day); Low Value: 4713 BC; "
+             "High Value: 5874897 AD; Resolution: 1 day",
+             "Dates are counted according to the Gregorian calendar, even in years before that calendar was introduced."]
+
+
+def test_a_table_row_and_column_the_question_names_answer_it(reasoner, embedder):
+    """The reader learned from prose and reads a table row low; the row and the column a question
+    names are a lookup: the row leads, the part is found, and no hop is planned."""
+    def row(text: str) -> Sentence:
+        return Sentence("d", 0, text, 0, len(text), kind="row")
+
+    assert names_cell("What is the date's highest value?", row(DATE_ROWS[1]))
+    assert names_cell("What is the storage size of a date?", row(DATE_ROWS[1]))
+    assert not names_cell("What does a date store?", row(DATE_ROWS[1]))  # no column named
+    assert not names_cell("What is the highest value of an interval?", row(DATE_ROWS[1]))  # another row
+    ev = evidence(embedder, "8.5. Date/Time Types", DATE_ROWS, kinds=["row", "row", "text"])
+    question = "What is the date's highest value?"
+    assert reasoner.plan(question, ev, 4000).sub_questions == ()
+    draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
+    assert draft.parts[0].found and draft.claims[0].text == DATE_ROWS[1] and "asked_cell" in draft.rules
+    off = make(embedder, reasoner.scorer, ("asked_cell",)).answer([SubQuestion(question)], [ev], 4000)[0]
+    assert not off.parts[0].found and "asked_cell" not in off.rules
 
 
 DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",

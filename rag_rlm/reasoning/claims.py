@@ -262,6 +262,18 @@ def asked_rows(question: str, sentences: Sequence[Sentence]) -> set[str]:
             if re.search(rf"(?<!\w){re.escape(name)}(?!\w)", said)}
 
 
+def names_cell(question: str, sentence: Sentence) -> bool:
+    """Whether the question names a table row and one of its columns: "What is the date's highest
+    value?" of "Name: date; ...; High Value: 5874897 AD" (a column's words said by the question,
+    or their comparative or superlative)."""
+    if not asked_rows(question, [sentence]):
+        return False
+    said = set(re.findall(r"[a-z]+", question.lower()))
+    forms = said | {w[:-3] for w in said if w.endswith("est")} | {w[:-2] for w in said if w.endswith("er")}
+    labels = [cell.split(": ", 1)[0] for cell in sentence.text.split("; ")[1:] if ": " in cell]
+    return any((words := set(re.findall(r"[a-z]+", label.lower()))) and words <= forms for label in labels)
+
+
 def of_another_row(asked: set[str], sentence: Sentence) -> bool:
     """Whether the sentence is a table row about another thing than the rows the question names
     (`asked`: `asked_rows`): the bigserial row ("Storage Size: 8 bytes") says nothing of bigint.

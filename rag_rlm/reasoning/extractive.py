@@ -58,6 +58,7 @@ from .claims import (
     distinct,
     entry_names,
     identifiers,
+    names_cell,
     of_another_entry,
     of_another_row,
     past,
@@ -139,6 +140,8 @@ class ExtractiveReasoner:
         the answer step reads, so the answer step finds their scores remembered."""
         if self.scorer is self.prerank:
             return False
+        if "asked_cell" in self.rules and any(names_cell(question, e.sentence) for e in evidence.sentences):
+            return True  # a lookup in a table the evidence holds (a match of words, no reading)
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
@@ -231,6 +234,13 @@ class ExtractiveReasoner:
         found, confidence = (self.supports if sub.kind == SIDE else self.answerability).judge(scores)
         if found and sub.kind not in (SIDE, HOP) and self._unnamed(asked, evidence):
             found, fired = False, (*fired, "unnamed_thing")
+        elif not found and sub.kind == PART and "asked_cell" in self.rules:
+            cells = [i for i, c in enumerate(cands) if scores[i] > -1.0 and names_cell(asked, c.sentence)]
+            if cells:  # the row and the column the question names: a lookup, whatever the reader reads
+                best = max(cells, key=lambda i: scores[i])
+                scores = scores.copy()
+                scores[best] = float(scores.max()) + 1e-3
+                found, fired = True, (*fired, "asked_cell")
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
         chosen = (self._choose(scores, cands, figures=sub.kind == SIDE) if sub.kind != HOP
                   else [int(i) for i in np.argsort(-scores, kind="stable")[: self.thresholds.hop_claims]])
