@@ -458,6 +458,9 @@ def test_a_sentence_that_denies_what_a_wh_question_asks_is_no_answer(reasoner, e
     assert denies_the_ask("Which option dumps only the schema?", sentence(DUMP_OPTIONS[0]))
     assert not denies_the_ask("Which option dumps only the schema, not the data?", sentence(DUMP_OPTIONS[1]))
     assert not denies_the_ask("Is TRUNCATE MVCC-safe?", sentence("TRUNCATE is not MVCC-safe."))
+    # the head of the denied phrase: a character without a length specifier has a length
+    assert not denies_the_ask("What is the maximum length of a varchar(n)?",
+                              sentence("character without length specifier is equivalent to character(1)."))
     ev = evidence(embedder, "pg_dump Options", DUMP_OPTIONS)
     question = SubQuestion("Which option makes pg_dump dump only the schema?")
     draft = reasoner.answer([question], [ev], 4000)[0]

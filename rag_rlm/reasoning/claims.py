@@ -418,14 +418,24 @@ def similar(a: np.ndarray | None, b: np.ndarray | None, duplicate: float = _DEFA
     return a is not None and b is not None and float(a @ b) > duplicate
 
 
-# "not the schema", "without a password", "except NULL": the word a sentence denies
-_DENIAL = re.compile(r"\b(?:not|without|except|excluding)\s+(?:(?:the|a|an|any|its|their|only)\s+)?([A-Za-z][\w-]*)",
-                     re.IGNORECASE)
+# "not the schema", "without a password", "except NULL": what a sentence denies
+_DENIAL = re.compile(r"\b(?:not|without|except|excluding)\s+(?:(?:the|a|an|any|its|their|only)\s+)?"
+                     r"([A-Za-z][\w-]*(?:[ ][A-Za-z][\w-]*){0,2})", re.IGNORECASE)
 
 
 def denied(text: str) -> frozenset[str]:
-    """The content words `text` denies, stemmed as `english.content_words` stems them."""
-    return frozenset(w for m in _DENIAL.finditer(text) for w in english.words_of(m.group(1)))
+    """The heads of the phrases `text` denies, stemmed as `english.content_words` stems them: the
+    last word of the run of content words after the denial ("without length specifier" denies a
+    specifier, not a length)."""
+    out = set()
+    for m in _DENIAL.finditer(text):
+        run = []
+        for word in m.group(1).split():
+            if word.lower() in english.FUNCTION_WORDS:
+                break
+            run.append(word)
+        out |= english.words_of(run[-1]) if run else set()
+    return frozenset(out)
 
 
 def denies_the_ask(question: str, sentence: Sentence) -> bool:
