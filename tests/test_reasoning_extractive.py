@@ -26,6 +26,7 @@ from rag_rlm.reasoning.claims import (
     answers_alone,
     denies_the_ask,
     identifiers,
+    named_cells,
     names_cell,
     of_another_entry,
     row_names,
@@ -438,8 +439,19 @@ def test_a_table_row_and_column_the_question_names_answer_it(reasoner, embedder)
     ev = evidence(embedder, "8.5. Date/Time Types", DATE_ROWS, kinds=["row", "row", "text"])
     question = "What is the date's highest value?"
     assert reasoner.plan(question, ev, 4000).sub_questions == ()
+    # a row named is what answers: no hop to "Gregorian", whose page held another row
+    assert reasoner.plan("How much storage does a date use?", ev, 4000).sub_questions == ()
+    assert make(embedder, reasoner.scorer, ("asked_cell",)).plan("How much storage does a date use?", ev, 4000) \
+        .sub_questions != ()
     draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
-    assert draft.parts[0].found and draft.claims[0].text == DATE_ROWS[1] and "asked_cell" in draft.rules
+    assert draft.parts[0].found and "asked_cell" in draft.rules
+    # the asker reads the value asked for, cited to the whole row
+    assert draft.claims[0].text == "Name: date; High Value: 5874897 AD"
+    source = draft.claims[0].sources[0]
+    assert source.span.text[source.start:source.end] == DATE_ROWS[1]
+    assert named_cells("What is the lowest value and the resolution of a date?", row(DATE_ROWS[1])) \
+        == "Name: date; Low Value: 4713 BC; Resolution: 1 day"
+    assert named_cells("How much storage does a date use?", row(DATE_ROWS[1])) == ""  # "Storage Size" not said
     off = make(embedder, reasoner.scorer, ("asked_cell",)).answer([SubQuestion(question)], [ev], 4000)[0]
     assert not off.parts[0].found and "asked_cell" not in off.rules
 
@@ -484,7 +496,8 @@ def test_rows_of_one_table_that_give_other_figures_are_no_repeats(reasoner, embe
     merged = reasoner.merge("What is the range of smallint and how many bytes does an integer use?",
                             Draft((PartDraft("q"),)), [Part(q, d) for q, d in zip(parts, drafts, strict=True)], Plan(parts), 4000)
     checked = reasoner.reflect("What is the range of smallint and how many bytes does an integer use?", merged, ev, 4000)
-    assert [p.claims[0].text for p in checked.parts] == INTEGER_ROWS[:2]
+    # the range asked for is said with its row's name; the integer row whole (no column named)
+    assert [p.claims[0].text for p in checked.parts] == ["Name: smallint; Range: -32768 to +32767", INTEGER_ROWS[1]]
     row = replace(quoted("Numeric Types", INTEGER_ROWS[1]), vector=table)
     assert not same(row, replace(quoted("Numeric Types", INTEGER_ROWS[0]), vector=table))
     assert same(row, replace(quoted("Types", INTEGER_ROWS[1] + "."), vector=table))

@@ -69,6 +69,8 @@ def said(sentence: Sentence, question: str = "") -> str:
     None"), and a sentence that does not name it, for a question that does not either, is said
     after the entry's name ("setTimeout(): Schedules execution of a one-time callback after delay
     milliseconds." for "How do I run a function after a delay?")."""
+    if question and (cells := named_cells(question, sentence)):
+        return cells
     labelled = _labelled_value(sentence)
     if labelled is not None and (identifiers(labelled[2]) or _keyword(labelled[2])):
         label, value, entry = labelled
@@ -266,12 +268,24 @@ def names_cell(question: str, sentence: Sentence) -> bool:
     """Whether the question names a table row and one of its columns: "What is the date's highest
     value?" of "Name: date; ...; High Value: 5874897 AD" (a column's words said by the question,
     or their comparative or superlative)."""
+    return bool(named_cells(question, sentence))
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def named_cells(question: str, sentence: Sentence) -> str:
+    """The row's first cell and the cells of the columns the question names ("Name: date; High
+    Value: 5874897 AD"), when it names the row and a column; else "". The asker reads the value
+    asked for, not the whole row."""
     if not asked_rows(question, [sentence]):
-        return False
-    said = set(re.findall(r"[a-z]+", question.lower()))
+        return ""
+    said = set(_LETTERS.findall(question.lower()))
     forms = said | {w[:-3] for w in said if w.endswith("est")} | {w[:-2] for w in said if w.endswith("er")}
-    labels = [cell.split(": ", 1)[0] for cell in sentence.text.split("; ")[1:] if ": " in cell]
-    return any((words := set(re.findall(r"[a-z]+", label.lower()))) and words <= forms for label in labels)
+    first, *cells = sentence.text.rstrip(".").split("; ")
+    named = [cell for cell in cells if ": " in cell
+             and (words := set(_LETTERS.findall(cell.split(": ", 1)[0].lower()))) and words <= forms]
+    return "; ".join([first, *named]) if named else ""
 
 
 def of_another_row(asked: set[str], sentence: Sentence) -> bool:

@@ -140,7 +140,7 @@ class ExtractiveReasoner:
         the answer step reads, so the answer step finds their scores remembered."""
         if self.scorer is self.prerank:
             return False
-        if "asked_cell" in self.rules and any(names_cell(question, e.sentence) for e in evidence.sentences):
+        if "asked_cell" in self.rules and asked_rows(question, [e.sentence for e in evidence.sentences]):
             return True  # a lookup in a table the evidence holds (a match of words, no reading)
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)

@@ -232,12 +232,13 @@ def novel_entities(question: str, text: str) -> list[str]:
     # a longer form of a name the question gives ("Herbert Weston Scott Howell III" for "Scott
     # Howell") is the question's own subject, not a hop
     named = [set(re.findall(r"\w+", e.lower())) for e in entities(question) if len(e.split()) >= 2]
+    asked = words_of(question.replace("'s", "").replace("’s", ""))
     out = []
     for ent in (e for run in entities(text) for e in re.split(r"\s+(?:and|&)\s+", run)):  # two names, two hops
         words = set(re.findall(r"\w+", ent.lower()))
         if len(ent) < 3 or ent.lower() in q or (words and words <= q_words):
             continue
-        if (stems := words_of(ent)) and stems <= words_of(re.sub(r"['’]s\b", "", question)):  # "Dates", "date's"
+        if (stems := words_of(ent)) and stems <= asked:  # "Dates" for "a date" or "the date's"
             continue
         if any(n <= words for n in named):
             continue

@@ -73,10 +73,12 @@ RULES: tuple[Rule, ...] = (
          "varchar) and a row named for another thing", "the row is no candidate", "the reader reads the bigserial row "
          "('Storage Size: 8 bytes') as an answer about bigint: a row is about its first cell",
          "tests/test_reasoning_extractive.py::test_a_table_row_of_another_thing_does_not_answer_for_the_asked_one"),
-    Rule("asked_cell", "answer", "a question that names a retrieved table row (its first cell) and one of its "
+    Rule("asked_cell", "answer", "a question that names a retrieved table row (its first cell), and one of its "
          "columns ('What is the date's highest value?' of 'Name: date; ...; High Value: 5874897 AD')",
-         "the row leads and the part is found", "a row read against the question scores low (0.28 for the date "
-         "row: the reader learned from prose); the row and the column named are a lookup, not a judgement",
+         "no hop is planned (the row answers); with a column named, the row leads, the part is found, and the row "
+         "is said by its first cell and the named cells ('Name: date; High Value: 5874897 AD')",
+         "a row read against the question scores low (0.28 for the date row: the reader learned from prose), and a "
+         "hop then brought another row; the row and the column named are a lookup, not a judgement",
          "tests/test_reasoning_extractive.py::test_a_table_row_and_column_the_question_names_answer_it"),
     Rule("denied_ask", "answer", "a wh-question and a sentence that denies a word the question asks for ('not the "
          "schema', 'without X', 'except X')", "the sentence is no candidate", "the reader reads pg_dump's '-a "
