@@ -528,6 +528,14 @@ def test_a_figure_comparison_says_which_side_wins_with_both_figures_and_units(re
     assert "figure_comparison" in draft.rules
 
 
+def test_a_finer_resolution_is_the_smaller_duration(reasoner):
+    """"finer" asks for the smaller figure; a microsecond and a day are one measure on one scale."""
+    q = "Which has a finer resolution, timestamp or date?"
+    draft = compare(reasoner, q, "finer", side(q, "timestamp", "Name: timestamp; Resolution: 1 microsecond"),
+                    side(q, "date", "Name: date; Resolution: 1 day"))
+    assert draft.parts[0].claims[0].text == "Timestamp has a finer resolution: 1 microsecond, against 1 day for date."
+
+
 def test_a_comparison_refuses_figures_that_measure_something_else(reasoner):
     q = "Which replaces a larger share of salary: short-term or long-term disability insurance?"
     short = side(q, "short-term disability insurance",

@@ -111,9 +111,9 @@ DEMONYMS = frozenset(
 EARLY = {"first", "earlier", "earliest", "older", "oldest", "before", "sooner"}
 LATE = {"later", "latest", "newer", "newest", "younger", "youngest", "last", "after", "more recently", "recent"}
 MORE = {"more", "most", "larger", "largest", "bigger", "biggest", "higher", "highest", "longer", "longest",
-         "taller", "tallest", "greater", "greatest", "heavier", "faster", "wider"}
+         "taller", "tallest", "greater", "greatest", "heavier", "faster", "wider", "coarser"}
 LESS = {"less", "least", "fewer", "fewest", "smaller", "smallest", "lower", "lowest", "shorter", "shortest",
-         "cheaper", "slower", "lighter"}
+         "cheaper", "slower", "lighter", "finer"}
 
 
 def comparison_words(text: str) -> list[str]:
@@ -131,7 +131,8 @@ UNIT_MEASURES = {
     **dict.fromkeys(["%", "percent", "per cent", "pct"], "percent"),
     **dict.fromkeys(["dollars", "dollar", "euros", "euro", "usd", "eur", "gbp"], "money"),
     **dict.fromkeys(["second", "seconds", "minute", "minutes", "hour", "hours", "day", "days", "week", "weeks",
-                     "month", "months", "year", "years", "ms"], "duration"),
+                     "month", "months", "year", "years", "ms", "millisecond", "milliseconds", "microsecond",
+                     "microseconds", "nanosecond", "nanoseconds"], "duration"),
     **dict.fromkeys(["byte", "bytes", "kb", "mb", "gb", "tb", "kib", "mib", "gib", "tib", "kilobytes",
                      "megabytes", "gigabytes", "terabytes", "bits"], "size"),
     **dict.fromkeys(["km", "kilometres", "kilometers", "miles", "mile", "m", "metres", "meters", "feet", "ft",
@@ -145,6 +146,7 @@ COMPARED_MEASURES = {
     **dict.fromkeys(["cost", "costs", "price", "expensive", "cheaper", "cheapest", "pay", "pays", "paid",
                      "salary", "fee", "fees"], {"money"}),
     **dict.fromkeys(["long", "longer", "longest", "shorter", "shortest"], {"duration", "length"}),
+    **dict.fromkeys(["resolution", "precision", "finer", "coarser"], {"duration", "length"}),
     **dict.fromkeys(["storage", "bytes", "memory", "disk"], {"size"}),
     **dict.fromkeys(["taller", "tallest", "height", "distance", "wider"], {"length"}),
     **dict.fromkeys(["heavier", "heaviest", "lighter", "weight"], {"weight"}),

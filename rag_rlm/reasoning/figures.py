@@ -31,7 +31,8 @@ _FIGURE = re.compile(r"(?P<currency>[$€£])?\s?(?P<number>\d[\d,]*(?:\.\d+)?)(
 _SCALE = {
     "kb": 1e3, "mb": 1e6, "gb": 1e9, "tb": 1e12, "kib": 1024.0, "mib": 1024.0**2, "gib": 1024.0**3,
     "tib": 1024.0**4, "kilobytes": 1e3, "megabytes": 1e6, "gigabytes": 1e9, "terabytes": 1e12, "bits": 1 / 8,
-    "ms": 1e-3, "minute": 60.0, "minutes": 60.0, "hour": 3600.0, "hours": 3600.0, "day": 86400.0, "days": 86400.0,
+    "ms": 1e-3, "millisecond": 1e-3, "milliseconds": 1e-3, "microsecond": 1e-6, "microseconds": 1e-6,
+    "nanosecond": 1e-9, "nanoseconds": 1e-9, "minute": 60.0, "minutes": 60.0, "hour": 3600.0, "hours": 3600.0, "day": 86400.0, "days": 86400.0,
     "week": 604800.0, "weeks": 604800.0, "month": 2.63e6, "months": 2.63e6, "year": 3.156e7, "years": 3.156e7,
     "km": 1e3, "kilometres": 1e3, "kilometers": 1e3, "mile": 1609.0, "miles": 1609.0, "feet": 0.3048,
     "ft": 0.3048, "inches": 0.0254, "cm": 0.01, "mm": 1e-3, "g": 1e-3, "grams": 1e-3, "tonnes": 1e3,
