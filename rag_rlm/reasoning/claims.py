@@ -9,6 +9,7 @@ import re
 import unicodedata
 from collections.abc import Sequence
 from dataclasses import replace
+from functools import lru_cache
 
 import numpy as np
 
@@ -16,6 +17,7 @@ from ..ingest.sentences import entry_term, split_sentences
 from ..types import Sentence, Span
 from . import english
 from .base import Candidate, Claim, Source
+from .figures import columns_named
 from .forms import TABLE_ROW
 from .thresholds import Thresholds
 
@@ -271,21 +273,17 @@ def names_cell(question: str, sentence: Sentence) -> bool:
     return bool(named_cells(question, sentence))
 
 
-_LETTERS = re.compile(r"[a-z]+")
-
-
 def named_cells(question: str, sentence: Sentence) -> str:
     """The row's first cell and the cells of the columns the question names ("Name: date; High
     Value: 5874897 AD"), when it names the row and a column; else "". The asker reads the value
     asked for, not the whole row."""
     if not asked_rows(question, [sentence]):
         return ""
-    said = set(_LETTERS.findall(question.lower()))
+    said = set(re.findall(r"[a-z]+", question.lower()))
     forms = said | {w[:-3] for w in said if w.endswith("est")} | {w[:-2] for w in said if w.endswith("er")}
-    first, *cells = sentence.text.rstrip(".").split("; ")
-    named = [cell for cell in cells if ": " in cell
-             and (words := set(_LETTERS.findall(cell.split(": ", 1)[0].lower()))) and words <= forms]
-    return "; ".join([first, *named]) if named else ""
+    named = columns_named(forms, sentence.text)
+    first = sentence.text.split("; ", 1)[0]
+    return "; ".join([first, *(f"{label}: {value}" for label, value in named)]) if named else ""
 
 
 def of_another_row(asked: set[str], sentence: Sentence) -> bool:
@@ -456,8 +454,14 @@ def denies_the_ask(question: str, sentence: Sentence) -> bool:
     """Whether the sentence denies a word a wh-question asks for: "Dump only the data, not the
     schema" is no answer to "Which option dumps only the schema?". A yes/no question is answered by
     a denial ("TRUNCATE is not MVCC-safe"), so it is never one."""
+    asked = _asked_not_denied(question)
+    return bool(asked) and bool(denied(sentence.text) & asked)
+
+
+@lru_cache(maxsize=english.QUESTION_CACHE)  # read once per question, not once per candidate
+def _asked_not_denied(question: str) -> frozenset[str]:
+    """The content words a wh-question asks for and does not deny itself; none for another question."""
     first = question.split(maxsplit=1)[0].lower() if question.split() else ""
     if first not in english.WH_WORDS:
-        return False
-    asked = english.content_words(question) - denied(question)
-    return bool(denied(sentence.text) & asked)
+        return frozenset()
+    return english.content_words(question) - denied(question)

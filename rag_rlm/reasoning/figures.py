@@ -81,13 +81,23 @@ def asked_figures(question: str, text: str) -> list[Figure]:
     """`figures_in(text)`, or, for a table row ("Name: integer; Storage Size: 4 bytes; Range:
     -2147483648 to +2147483647") whose column the question names ("a larger range"), only
     that cell's: the row's first figure measures another thing."""
-    cells = [cell.split(": ", 1) for cell in text.rstrip(".").split("; ")]
-    if len(cells) >= 2 and all(len(cell) == 2 for cell in cells):
-        asked = set(re.findall(r"[a-z]+", question.lower()))
-        named = [value for label, value in cells[1:] if set(re.findall(r"[a-z]+", label.lower())) <= asked]
+    cells = text.rstrip(".").split("; ")
+    if len(cells) >= 2 and all(": " in cell for cell in cells):
+        named = columns_named(set(_LETTERS.findall(question.lower())), text)
         if named:
-            return figures_in(named[0])
+            return figures_in(named[0][1])
     return figures_in(text)
+
+
+_LETTERS = re.compile(r"[a-z]+")
+
+
+def columns_named(words: set[str], row: str) -> list[tuple[str, str]]:
+    """The (label, value) cells after a table row's first ("Name: date; Storage Size: 4 bytes;
+    High Value: 5874897 AD") whose label's words are all among `words` (lower case)."""
+    cells = (cell.partition(": ") for cell in row.rstrip(".").split("; ")[1:])
+    return [(label, value) for label, sep, value in cells
+            if sep and (said := set(_LETTERS.findall(label.lower()))) and said <= words]
 
 
 def _unit_after(text: str, at: int) -> str | None:
