@@ -10,7 +10,7 @@ from hypothesis import example, given
 from hypothesis import settings as hyp_settings
 from hypothesis import strategies as st
 
-from rag_rlm.ingest.sentences import split_sentences
+from rag_rlm.ingest.sentences import entry_term, split_sentences
 
 
 def texts(text: str) -> list[str]:
@@ -250,6 +250,30 @@ def test_sentence_ends_before_digits_and_quotes():
 
 def test_lower_case_after_a_period_does_not_end_a_sentence():
     assert texts("The fee is approx. ten euros. Then pay.") == ["The fee is approx. ten euros.", "Then pay."]
+
+
+def test_a_figure_of_two_digits_or_more_ends_a_sentence_before_a_lower_case_name():
+    """PostgreSQL's "... cannot exceed 10485760. character without length specifier is ..." is two
+    sentences (the second opens with a type's name); a step's or a list's single digit is none."""
+    assert texts("The length cannot exceed 10485760. character without length specifier is character(1).") == [
+        "The length cannot exceed 10485760.", "character without length specifier is character(1)."]
+    assert texts("All following initializations until 4. are skipped.") == [
+        "All following initializations until 4. are skipped."]
+
+
+def test_an_entry_term_may_hold_a_bracketed_default_with_its_own_colon():
+    """Valgrind's options: "--leak-check=<no|summary|yes|full> [default: summary]: When enabled, ...".
+    The entry's later sentences are read under the whole term, default included, not under
+    "--leak-check=<no|summary|yes|full> [default"."""
+    text = ("## Memcheck options\n\n--leak-check=<no|summary|yes|full> [default: summary]: When enabled, search "
+            "for memory leaks. If set to summary, it says how many leaks occurred.")
+    assert [(s.heading, s.text) for s in split_sentences(text)][1:] == [
+        ("Memcheck options", "--leak-check=<no|summary|yes|full> [default: summary]: When enabled, search for memory leaks."),
+        ("Memcheck options — --leak-check=<no|summary|yes|full> [default: summary]",
+         "If set to summary, it says how many leaks occurred.")]
+    assert entry_term("[[ expression ]]: Return a status of 0 or 1.") == "[[ expression ]]"
+    assert entry_term("PostgreSQL provides several index types: B-tree, hash.") == ""
+    assert entry_term("a" * 70 + " [x]: too long for a term.") == ""
 
 
 def test_hard_wrapped_lines_join_with_a_space():

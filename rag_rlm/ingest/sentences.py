@@ -51,7 +51,10 @@ _CELL = re.compile(r"(?:^|(?<=\|))([^|]*)")
 # A "?" or "!" alone after a space is a name, not an end: "The ? operator can only be used ...".
 _END = re.compile(r"(?:\.|(?<!\s)[!?])[.!?]*[\"'”’)\]*_]*(?=\s+[\"'“‘(\[*_]*[A-Z0-9$€£À-ÖØ-Þ])"
                   # a manual's sentence may open with a parameter's name: "... return None. mode is a mask"
-                  r"|(?:\.|(?<!\s)[!?])[.!?]*(?=\s+[a-z_][\w.]*\s+(?:is|are|must|may|can|should|defaults|specifies)\b)")
+                  r"|(?:\.|(?<!\s)[!?])[.!?]*(?=\s+[a-z_][\w.]*\s+(?:is|are|must|may|can|should|defaults|specifies)\b)"
+                  # or with a type's name after a figure: "... cannot exceed 10485760. character without length
+                  # specifier is ..." (two digits at least: "until 4. are skipped" counts steps, "1. pointer" a list)
+                  r"|(?<=\d\d)\.(?=\s+[a-z_][\w()]*\s)")
 # The word before a "." that does not end a sentence: initials and dotted abbreviations ("J.",
 # "U.S.", "e.g.", "i.e."), titles and other short forms.
 _ABBREV = re.compile(
@@ -147,7 +150,10 @@ class SentenceSplitter:
                             end=end, heading=heading, kind=kind))
 
 
-_LABEL = re.compile(r"([^.!?:;]{1,60}?):\s")
+LABEL_CHARS = 64  # a longer "...:" opens a sentence, not a term
+# a term may hold a bracketed part with its own colon: "--leak-check=<no|summary|yes|full> [default: summary]:
+# When enabled, ..." (Valgrind's options) is the term up to the colon after the brackets
+_LABEL = re.compile(r"((?:[^.!?:;\[]|\[[^\[\]]{0,40}\]|\[(?![^\[\]]{0,40}\])){1,60}?):\s")
 # An API entry's signature as manuals render a definition term: "class pathlib.PurePath(*pathsegments)",
 # "tempfile.NamedTemporaryFile(mode='w+b', ..., delete=True)", "buf.length", "PurePath.stem -> str".
 # Its term is the name alone: the arguments would take the reader's tokens and say nothing asked.
@@ -171,7 +177,7 @@ def entry_term(sentence: str) -> str:
     if typed:
         return typed.group(1)
     m = _LABEL.match(sentence)
-    term = m.group(1).strip() if m else ""
+    term = m.group(1).strip() if m and len(m.group(1)) <= LABEL_CHARS else ""
     # a name, not a clause: "PostgreSQL provides several index types: B-tree, ..." is a sentence
     # that introduces a list, and its later sentences are not about "provides"
     if term and (len(term.split()) <= 3 or "(" in term):
