@@ -249,6 +249,16 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert of_another_entry(identifiers("What does ledger_base::pad do?"), constructor)
     for heading in ("pad()", "pad() [1/2]", "pub fn pad(&self, width: usize) -> String"):
         assert not of_another_entry({"pad"}, replace(notes, heading=heading)), heading
+    # a command's long option names its entry (not the longer option it begins); for a question
+    # that names the command, not an option, its options' entries are its own
+    assert identifiers("What does Memcheck's --leak-check default to?") == {"--leak-check"}
+    heuristics = Sentence("mc", 5, "Specifies the set of leak check heuristics.", 0, 9,
+                          heading="Memcheck options — --leak-check-heuristics=<set> [default: all]")
+    assert of_another_entry({"--leak-check"}, heuristics)
+    assert not of_another_entry({"--leak-check-heuristics"}, heuristics)
+    schema_only = Sentence("pg_dump", 6, "-s --schema-only: Dump only the object definitions (schema), not data.", 0, 9,
+                           heading="pg_dump — Options")
+    assert not of_another_entry(identifiers("Which pg_dump option dumps only the schema?"), schema_only)
 
 
 def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):
@@ -274,6 +284,11 @@ def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedd
     assert unnamed_things("What does re.sub return?", ["A title for the sub-parser group"]) == ["re.sub"]
     assert unnamed_things("What does re.sub return?", ["Use sub() to replace."]) == []
     assert unnamed_things("Is the X-Forwarded-For header added?", ["the header forwarded for X"]) == []
+    # a command-line option is said whole: its words alone are any manual's
+    helgrind = ["Helgrind is a thread error detector.", "--history-size=<number>: the level of history kept"]
+    assert unnamed_things("What does Helgrind's --history-level option control?", helgrind) == ["--history-level"]
+    assert unnamed_things("Can valgrind run a binary built with -fsanitize=address?", helgrind) == ["-fsanitize"]
+    assert unnamed_things("What does --history-size control?", helgrind) == []
 
 
 def test_a_pages_own_question_names_no_bridge(reasoner, embedder):

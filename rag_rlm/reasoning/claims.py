@@ -100,11 +100,16 @@ def _entry_name(heading: str) -> str:
 
 # a name in code: a path (C++'s and Rust's pqxx::connection_base::activate), dotted with parts of two
 # letters or more (os.path.splitext, Path.resolve; not "e.g." or "U.S."), snake_case (max_connections)
-# or camelCase (trimToEmpty, getTime: Java's and JavaScript's members); a path or a dotted name first,
-# so that its snake_case part is not a name of its own
-_IDENTIFIER = re.compile(r"\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b|\b[A-Za-z]\w*_\w+\b"
+# or camelCase (trimToEmpty, getTime: Java's and JavaScript's members), or a command's long option
+# (--leak-check, not the longer --leak-check-heuristics); a path or a dotted name first, so that its
+# snake_case part is not a name of its own
+_IDENTIFIER = re.compile(r"(?<![\w-])--[A-Za-z][\w-]*[A-Za-z0-9]|\b[A-Za-z_]\w*(?:::[A-Za-z_]\w*)+\b|\b[A-Za-z_]\w+(?:\.[a-z_]\w+)+\b|\b[A-Za-z]\w*_\w+\b"
                          r"|\b[a-z][a-z0-9]*[A-Z][A-Za-z0-9]*\b")
 _PART = re.compile(r"\.|::")
+
+
+def _is_option(name: str) -> bool:
+    return name.startswith("--")
 
 
 def code_names(text: str) -> list[tuple[int, int]]:
@@ -153,6 +158,8 @@ def of_another_entry(asked: set[str], sentence: Sentence, own_entry_read: bool =
     if not asked:
         return False
     named = entry_names(sentence)
+    if not any(map(_is_option, asked)):  # a command's options are its entries: pg_dump's -s --schema-only
+        named = {name for name in named if not _is_option(name)}
     return bool(named) and not named & asked and (own_entry_read or not identifiers(sentence.text) & asked)
 
 
@@ -161,16 +168,25 @@ def of_another_entry(asked: set[str], sentence: Sentence, own_entry_read: bool =
 _NAME = re.compile(r"[A-Za-z][\w.+#-]*[A-Za-z0-9+#]")
 
 
+_OPTION = re.compile(r"(?<![\w-])--?([A-Za-z][\w-]*[A-Za-z0-9])")
+
+
 def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
     """The things the question names that none of `texts` says: a capitalised word that does not
     open a sentence, an acronym or a code name, looked for case-insensitively, also without a
     plural "s", by a dotted name's last part and by each part of a hyphenated one, and a long
-    name also misspelt by one letter ("Kelven" for Kelvin, "Zeria" for Zeira)."""
+    name also misspelt by one letter ("Kelven" for Kelvin, "Zeria" for Zeira); and a command-line
+    option, said whole."""
     said = _plain(" ".join(texts).lower())
     words = set(re.findall(r"\w+", said))
-    missing = []
+    # a command-line option ("--history-level", "-fsanitize") is said whole or not at all: its
+    # words alone ("history", "level") are any manual's
+    missing = [m.group(0) for m in _OPTION.finditer(question)
+               if not re.search(rf"(?<![\w-])-*{re.escape(m.group(1).lower())}(?![\w-])", said)]
     for m in _NAME.finditer(question):
         word = m.group(0)
+        if question[:m.start()].endswith("-"):
+            continue  # an option's name, read above
         opens = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1:] in ".?!"
         if opens or not (any(c.isupper() for c in word[1:]) or word[0].isupper() or "_" in word or "." in word):
             continue

@@ -63,7 +63,8 @@ RULES: tuple[Rule, ...] = (
     Rule("list_lead_in", "answer", "a sentence ending in ':' followed by list items",
          "said with its items or its short code block, quoted as one range; before a longer example, alone when it makes a statement", "a lead-in alone says nothing",
          "tests/test_reasoning_extractive.py::test_a_lead_in_is_said_with_the_items_of_its_list"),
-    Rule("other_entry", "answer", "a question that names a code identifier (max_connections, os.path.splitext) and a "
+    Rule("other_entry", "answer", "a question that names a code identifier (max_connections, os.path.splitext, "
+         "--leak-check; a command's options are its own entries for a question that names no option) and a "
          "sentence of a manual entry named for another identifier or a keyword (COSTS), which does not name the "
          "asked one itself, or does but the asked one's own entry is read too",
          "the sentence is no candidate", "the reader reads temp_buffers' 'The default value is 100 buffers' as nearly "
@@ -102,7 +103,7 @@ RULES: tuple[Rule, ...] = (
          "said after the sentence it refers to", "alone it does not say what it is about",
          "tests/test_reasoning_extractive.py::test_a_lead_that_refers_back_is_said_after_the_sentence_it_refers_to"),
     Rule("unnamed_thing", "answer", "a question that names a thing (a capitalised word not opening a sentence, an "
-         "acronym, a code name) that no retrieved passage says, answered without hops",
+         "acronym, a code name, a command-line option said whole) that no retrieved passage says, answered without hops",
          "not found", "the reader reads a same-topic sentence as an answer about Kubernetes or WebSockets (0.34-0.64 "
          "on the Celery and Flask pages): what the collection never names it cannot answer about",
          "tests/test_reasoning_extractive.py::test_a_question_about_a_thing_no_passage_names_is_not_found"),
