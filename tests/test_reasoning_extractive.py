@@ -24,6 +24,7 @@ from rag_rlm.reasoning.base import (
 )
 from rag_rlm.reasoning.claims import (
     answers_alone,
+    asked_default,
     denies_the_ask,
     identifiers,
     named_cells,
@@ -469,6 +470,35 @@ def test_a_table_row_and_column_the_question_names_answer_it(reasoner, embedder)
     assert named_cells("How much storage does a date use?", row(DATE_ROWS[1])) == ""  # "Storage Size" not said
     off = make(embedder, reasoner.scorer, ("asked_cell",)).answer([SubQuestion(question)], [ev], 4000)[0]
     assert not off.parts[0].found and "asked_cell" not in off.rules
+
+
+VIM_OPTIONS = [("Options", "'smarttab' 'sta' boolean (default off): When on, a <Tab> in front of a line inserts blanks "
+                            "according to 'shiftwidth', and 'tabstop' is used in other places."),
+               ("Options", "'tabstop' 'ts' number (default 8): Number of spaces that a <Tab> in the file counts for."),
+               ("Options — 'tabstop' 'ts' number (default 8)", "Also see the :retab command, and the 'softtabstop' option.")]
+
+
+def test_a_default_written_in_an_entry_term_is_said(reasoner, embedder):
+    """Vim and Valgrind write an option's default in its term alone ("'tabstop' 'ts' number
+    (default 8): ..."). Asked for it by name, the entry's first sentence leads, said as the
+    default, and no hop is planned: a lookup, not a judgement."""
+    assert asked_default("What is the default value of tabstop?", VIM_OPTIONS[1][1].split(":")[0]) == ("tabstop", "8")
+    valgrind = "--leak-check=<no|summary|yes|full> [default: summary]"
+    assert asked_default("What does Memcheck's --leak-check default to?", valgrind) == ("--leak-check", "summary")
+    assert asked_default("What does --leak-check do?", valgrind) is None  # no default asked
+    assert asked_default("What is the default value of shiftwidth?", VIM_OPTIONS[1][1].split(":")[0]) is None
+    ev = evidence(embedder, "Vim documentation: options", [t for _, t in VIM_OPTIONS])
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                     for e, (h, _) in zip(ev.sentences, VIM_OPTIONS, strict=True)))
+    question = "What is the default value of tabstop?"
+    assert reasoner.plan(question, ev, 4000).sub_questions == ()
+    draft = reasoner.answer([SubQuestion(question)], [ev], 4000)[0]
+    assert draft.parts[0].found and "term_default" in draft.rules
+    assert draft.claims[0].text == "Default of tabstop: 8"
+    source = draft.claims[0].sources[0]
+    assert source.span.text[source.start:source.end] == VIM_OPTIONS[1][1]
+    off = make(embedder, reasoner.scorer, ("term_default",)).answer([SubQuestion(question)], [ev], 4000)[0]
+    assert "term_default" not in off.rules and all("Default of" not in c.text for c in off.claims)
 
 
 DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",

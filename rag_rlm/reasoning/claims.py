@@ -85,6 +85,30 @@ def said(sentence: Sentence, question: str = "") -> str:
     return f"{name}: {sentence.text}"
 
 
+# an entry's term that gives its default: Vim's "'tabstop' 'ts' number (default 8)", Valgrind's
+# "--leak-check=<no|summary|yes|full> [default: summary]"; its name is the term's first word
+_TERM_DEFAULT = re.compile(r"[\[(]default:?\s+([^\[\]()]+)[\])]", re.IGNORECASE)
+_TERM_NAME = re.compile(r"['‘]?(-{0,2}[A-Za-z_][\w.-]*)")
+
+
+def entry_of(sentence: Sentence) -> str:
+    """The term of the manual entry a sentence belongs to: its own ("term: ...") or, for an
+    entry's later sentences, the one its heading carries."""
+    return entry_term(sentence.text) or (sentence.heading.rpartition(" — ")[2] if " — " in sentence.heading else "")
+
+
+def asked_default(question: str, term: str) -> tuple[str, str] | None:
+    """(name, default) of an entry whose term gives its default, when the question asks for a
+    default and says the entry's name; else None. The asker reads "Default of tabstop: 8", which
+    no sentence of the entry says in words."""
+    if "default" not in question.lower() or not (value := _TERM_DEFAULT.search(term)):
+        return None
+    name = _TERM_NAME.match(term)
+    if not name or not _says(question.lower(), name.group(1).lower()):
+        return None
+    return name.group(1), value.group(1).strip()
+
+
 def _entry_name(heading: str) -> str:
     """The name a heading gives an entry, as the asker would write it: "setTimeout()" of
     "setTimeout(callback[, delay])", "try_insert()" of rustdoc's signature, "shared_buffers" of

@@ -29,7 +29,7 @@ from itertools import chain
 import numpy as np
 
 from ..embed import Embedder, cached
-from ..ingest.sentences import split_sentences
+from ..ingest.sentences import entry_term, split_sentences
 from ..ingest.sentvec import context_text
 from ..reader.data import reader_text
 from ..types import Sentence, Span
@@ -53,10 +53,12 @@ from .base import (
 )
 from .claims import (
     answers_alone,
+    asked_default,
     asked_rows,
     denies_the_ask,
     distinct,
     entry_names,
+    entry_of,
     identifiers,
     names_cell,
     of_another_entry,
@@ -142,6 +144,8 @@ class ExtractiveReasoner:
             return False
         if "asked_cell" in self.rules and asked_rows(question, [e.sentence for e in evidence.sentences]):
             return True  # a lookup in a table the evidence holds (a match of words, no reading)
+        if "term_default" in self.rules and any(asked_default(question, entry_of(e.sentence)) for e in evidence.sentences):
+            return True  # the default of an entry the question names, written in the entry's term
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
@@ -241,6 +245,9 @@ class ExtractiveReasoner:
                 scores = scores.copy()
                 scores[best] = float(scores.max()) + 1e-3
                 found, fired = True, (*fired, "asked_cell")
+        if sub.kind == PART and "term_default" in self.rules:
+            scores, looked_up = _term_default_leads(asked, cands, scores)
+            found, fired = (True, (*fired, "term_default")) if looked_up else (found, fired)
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
         chosen = (self._choose(scores, cands, figures=sub.kind == SIDE) if sub.kind != HOP
                   else [int(i) for i in np.argsort(-scores, kind="stable")[: self.thresholds.hop_claims]])
@@ -288,7 +295,8 @@ class ExtractiveReasoner:
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        text = said(s, question)
+        default = asked_default(question, entry_term(s.text)) if "term_default" in self.rules else None
+        text = f"Default of {default[0]}: {default[1]}" if default else said(s, question)
         answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
         return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
                      read_as=(question, candidate_text(cand)))
@@ -528,6 +536,19 @@ def _without(cands: list[Candidate], fired: tuple[str, ...], rule: str,
     """`cands` without those whose sentence `drop` picks; `rule` is added to `fired` when one goes."""
     kept = [c for c in cands if not drop(c.sentence)]
     return kept, (*fired, rule) if len(kept) < len(cands) else fired
+
+
+def _term_default_leads(question: str, cands: Sequence[Candidate], scores: np.ndarray) -> tuple[np.ndarray, bool]:
+    """When the question asks for the default of an entry whose term gives it, and the entry's
+    first sentence (the one that writes the term) is a candidate, it leads: a lookup, whatever
+    the reader reads (it reads Vim's 'smarttab' entry, which mentions 'tabstop', as well)."""
+    opening = [i for i, c in enumerate(cands) if scores[i] > -1.0 and asked_default(question, entry_term(c.sentence.text))]
+    if not opening:
+        return scores, False
+    best = max(opening, key=lambda i: scores[i])
+    scores = scores.copy()
+    scores[best] = float(scores.max()) + 1e-3
+    return scores, True
 
 
 def _read_text(claim: Claim) -> str:

@@ -81,6 +81,13 @@ RULES: tuple[Rule, ...] = (
          "a row read against the question scores low (0.28 for the date row: the reader learned from prose), and a "
          "hop then brought another row; the row and the column named are a lookup, not a judgement",
          "tests/test_reasoning_extractive.py::test_a_table_row_and_column_the_question_names_answer_it"),
+    Rule("term_default", "answer", "a question that asks for a default and names a manual entry whose term gives it "
+         "(Vim's \"'tabstop' 'ts' number (default 8)\", Valgrind's '--leak-check=<no|summary|yes|full> [default: summary]'), "
+         "when the best sentence is of that entry",
+         "the entry's first sentence leads, said as its default ('Default of tabstop: 8')",
+         "the default is written in the term alone: the reader reads the entry's sentences as the answer, and the asker "
+         "reads 'Also see the :retab command' without the 8",
+         "tests/test_reasoning_extractive.py::test_a_default_written_in_an_entry_term_is_said"),
     Rule("denied_ask", "answer", "a wh-question and a sentence that denies a word the question asks for ('not the "
          "schema', 'without X', 'except X')", "the sentence is no candidate", "the reader reads pg_dump's '-a "
          "--data-only: Dump only the data, not the schema' as the best answer to 'Which option dumps only the schema?' "
