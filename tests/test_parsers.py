@@ -335,6 +335,24 @@ def test_html_a_permalinks_pilcrow_is_no_word_of_a_term(tmp_path):
     assert text == "HISTSIZE: The maximum number of commands to remember.\n\nSee HISTSIZE and the paragraph sign (¶) itself."
 
 
+def test_html_words_that_open_with_a_markdown_mark_stay_text(tmp_path):
+    """zsh's redirections are terms that open with ">" ("&gt;&amp; word, &amp;&gt; word"), and prose may
+    open with "#": escaped as CommonMark escapes a mark, they are no quote and no heading, and the
+    entry's later sentences are read under its term."""
+    html = """<html><body><h2>7 Redirection</h2><dl><dt>&gt;&amp; <var>word</var></dt><dd><p>Redirects both
+    standard output and standard error. Note that this differs from a pipe.</p></dd></dl>
+    <p>#include lines are not redirections.</p></body></html>"""
+    text = one(write(tmp_path / "z.html", html)).text
+    from rag_rlm.ingest.sentences import split_sentences
+    assert [(s.kind, s.heading, s.text) for s in split_sentences(text)] == [
+        ("heading", "", "7 Redirection"),
+        ("text", "7 Redirection", ">& word: Redirects both standard output and standard error."),
+        ("text", "7 Redirection — >& word", "Note that this differs from a pipe."),
+        ("text", "7 Redirection", "#include lines are not redirections.")]
+    first = split_sentences(text)[1]
+    assert text[first.start:first.end] == first.text  # the escape is no part of what is cited
+
+
 def test_html_rustdoc_and_mdbook_chrome_is_left_out_and_examples_show_what_the_page_shows(tmp_path):
     # rustdoc: a version and source line beside the title and each method, a notable-traits tooltip in
     # a signature, a summary's "Read more"; mdBook: a theme menu, the book's title bar, hidden lines

@@ -261,6 +261,15 @@ def test_a_figure_of_two_digits_or_more_ends_a_sentence_before_a_lower_case_name
         "All following initializations until 4. are skipped."]
 
 
+def test_a_backslash_keeps_a_lines_first_mark_from_opening_a_quote_or_a_heading():
+    text = "\\> word: Open file word for writing.\n\n\\# <S>: The number of positional parameters.\n\n> A quote."
+    sentences = split_sentences(text)
+    assert [(s.kind, s.text) for s in sentences] == [
+        ("text", "> word: Open file word for writing."), ("text", "# <S>: The number of positional parameters."),
+        ("text", "A quote.")]
+    assert [text[s.start:s.end] for s in sentences[:2]] == [s.text for s in sentences[:2]]
+
+
 def test_an_entry_term_may_hold_a_bracketed_default_with_its_own_colon():
     """Valgrind's options: "--leak-check=<no|summary|yes|full> [default: summary]: When enabled, ...".
     The entry's later sentences are read under the whole term, default included, not under
