@@ -260,6 +260,11 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     schema_only = Sentence("pg_dump", 6, "-s --schema-only: Dump only the object definitions (schema), not data.", 0, 9,
                            heading="pg_dump — Options")
     assert not of_another_entry(identifiers("Which pg_dump option dumps only the schema?"), schema_only)
+    # a shell's parameter is named by its keyword with the marks of its kind after it (zsh's "HISTSIZE <S>")
+    cushion = Sentence("zsh", 7, "If you use the HIST_EXPIRE_DUPS_FIRST option, setting this value larger than the "
+                       "SAVEHIST size will give you the difference as a cushion.", 0, 9, heading="Parameters — HISTSIZE <S>")
+    assert of_another_entry(identifiers("What does HIST_IGNORE_DUPS do?"), cushion)
+    assert not of_another_entry(identifiers("What does HIST_EXPIRE_DUPS_FIRST do?"), cushion)
 
 
 def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):

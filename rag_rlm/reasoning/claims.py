@@ -272,12 +272,15 @@ def _member(heading: str) -> set[str]:
     return {(m[1] or m[2]).lower()} if m else set()
 
 
-_KEYWORD = re.compile(r"[A-Z][A-Z_]{2,}")  # a command's option named by its keyword: COSTS, VERBOSE
+# a command's option named by its keyword (COSTS, VERBOSE), or a shell's parameter with the marks of
+# its kind after it (zsh's "HISTSIZE <S>", "PS1 <S> <Z>"; an option's flag: "(-J)")
+_KEYWORD = re.compile(r"([A-Z][A-Z0-9_]{2,})(?:\s+(?:<\w+>|\([-+]?\w+\)))*")
 
 
 def _keyword(term: str) -> set[str]:
     """An entry named by a keyword alone ("COSTS: Include information on ..."), lower-cased."""
-    return {term.lower()} if _KEYWORD.fullmatch(term.strip()) else set()
+    m = _KEYWORD.fullmatch(term.strip())
+    return {m.group(1).lower()} if m else set()
 
 
 # a row's name without its optional syntax: "timestamp [ (p) ] [ without time zone ]" is timestamp
