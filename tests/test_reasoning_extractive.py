@@ -295,6 +295,16 @@ def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedd
     assert unnamed_things("What does Helgrind's --history-level option control?", helgrind) == ["--history-level"]
     assert unnamed_things("Can valgrind run a binary built with -fsanitize=address?", helgrind) == ["-fsanitize"]
     assert unnamed_things("What does --history-size control?", helgrind) == []
+    # a word in quotes is a name as the asker writes one (Vim's options)
+    vim = ["'tabstop' 'ts' number (default 8): Number of spaces that a <Tab> in the file counts for in Vim."]
+    assert unnamed_things("What is the default value of 'inccommand' in Vim?", vim) == ["inccommand"]
+    assert unnamed_things("What is the default value of 'tabstop' in Vim?", vim) == []
+    assert unnamed_things("What is the default value of inccommand in Vim?", vim) == []  # a word, unquoted
+    # a sentence read is a passage read, though it reaches past its span's end
+    ev = evidence(embedder, "Vim options", vim)
+    ev = replace(ev, spans=(replace(ev.spans[0], text="'"),))
+    draft = reasoner.answer([SubQuestion("What is the default value of 'tabstop' in Vim?")], [ev], 4000)[0]
+    assert draft.parts[0].found and "unnamed_thing" not in draft.rules
 
 
 def test_a_pages_own_question_names_no_bridge(reasoner, embedder):
@@ -502,6 +512,9 @@ def test_a_default_written_in_an_entry_term_is_said(reasoner, embedder):
     assert draft.claims[0].text == "Default of tabstop: 8"
     source = draft.claims[0].sources[0]
     assert source.span.text[source.start:source.end] == VIM_OPTIONS[1][1]
+    # a thing no passage names still makes the part not found: the entry's default is not Neovim's
+    neovim = reasoner.answer([SubQuestion("What is the default value of tabstop in Neovim?")], [ev], 4000)[0]
+    assert not neovim.parts[0].found and "unnamed_thing" in neovim.rules
     off = make(embedder, reasoner.scorer, ("term_default",)).answer([SubQuestion(question)], [ev], 4000)[0]
     assert "term_default" not in off.rules and all("Default of" not in c.text for c in off.claims)
 

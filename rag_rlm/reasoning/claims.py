@@ -192,6 +192,7 @@ def of_another_entry(asked: set[str], sentence: Sentence, own_entry_read: bool =
 _NAME = re.compile(r"[A-Za-z][\w.+#-]*[A-Za-z0-9+#]")
 
 
+_QUOTES = "'`‘’\""  # the marks a name is quoted in
 _OPTION = re.compile(r"(?<![\w-])--?([A-Za-z][\w-]*[A-Za-z0-9])")
 
 
@@ -212,7 +213,11 @@ def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
         if question[:m.start()].endswith("-"):
             continue  # an option's name, read above
         opens = not question[:m.start()].strip() or question[:m.start()].rstrip()[-1:] in ".?!"
-        if opens or not (any(c.isupper() for c in word[1:]) or word[0].isupper() or "_" in word or "." in word):
+        # a word in quotes is a name as the asker writes one: Vim's options ("'inccommand'")
+        before, after = question[m.start() - 1:m.start()], question[m.end():m.end() + 1]
+        quoted = bool(before and after) and before in _QUOTES and after in _QUOTES
+        if opens or not (quoted or any(c.isupper() for c in word[1:]) or word[0].isupper() or "_" in word
+                         or "." in word):
             continue
         low = _plain(word.lower())
         parts = [p for p in re.split(r"[-.]", low) if len(p) >= 3]

@@ -155,7 +155,9 @@ class ExtractiveReasoner:
         answer about it ("How do I run Celery workers on Kubernetes?"), which it never is."""
         if "unnamed_thing" not in self.rules or len(question.split()) >= LONG_QUESTION:
             return []  # a long question names what it passes through, which the passages need not say
-        return unnamed_things(question, [f"{s.title} {s.text}" for s in evidence.spans])
+        # the sentences read too: one that overlaps a span may reach past its end ("'tabpagemax' 'tpm' ...")
+        return unnamed_things(question, [*(f"{s.title} {s.text}" for s in evidence.spans),
+                                         *(e.sentence.text for e in evidence.sentences)])
 
     def _answerable(self, cands: list[Candidate], question: str) -> tuple[list[Candidate], tuple[str, ...]]:
         """The candidates that can be said: a list's lead-in with its items, no fragment, and
@@ -245,7 +247,7 @@ class ExtractiveReasoner:
                 scores = scores.copy()
                 scores[best] = float(scores.max()) + 1e-3
                 found, fired = True, (*fired, "asked_cell")
-        if sub.kind == PART and "term_default" in self.rules:
+        if sub.kind == PART and "term_default" in self.rules and "unnamed_thing" not in fired:
             scores, looked_up = _term_default_leads(asked, cands, scores)
             found, fired = (True, (*fired, "term_default")) if looked_up else (found, fired)
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
