@@ -22,7 +22,7 @@ from typing import Any
 from rag_rlm.spacing import tight_brackets
 from rag_rlm.types import Document
 
-from .formats.base import Parsed, ParseError, Parser, decode_text, fenced, sha256
+from .formats.base import Parsed, ParseError, Parser, as_text, decode_text, fenced, sha256
 from .formats.base import document as _document
 from .formats.books import parse_epub
 from .formats.mail import parse_eml, parse_mbox
@@ -226,7 +226,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             # is <code>None</code>."); its block children are visited anyway
             own = _own_words(tag)
             if own:
-                add(_as_text(own))
+                add(as_text(own))
             continue
         if tag.name != "pre" and tag.find_parent(_BLOCKS + tuple(_HEADINGS)) is not None and not _nested_entry(tag):
             continue  # nested inside a block already taken whole (e.g. <p> in <li>); code never is
@@ -257,7 +257,7 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
             for words in _around_code(tag, titles | inner, taken):
                 if isinstance(words, str):
                     lead = f"{term}: " if term else "- " if tag.name == "li" and opening else ""
-                    add(_as_text(f"{lead}{words}"))
+                    add(as_text(f"{lead}{words}"))
                     opening = False
                 else:
                     for block in _code_blocks(words):
@@ -273,21 +273,11 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
         if words:
             level = heading or level
             mark = "#" * heading if heading else "-" if tag.name == "li" else ""  # the Markdown it reads as
-            block = f"{mark} {words}" if mark else _as_text(words)
+            block = f"{mark} {words}" if mark else as_text(words)
             add(block, is_heading=bool(heading))
             if heading:
                 current = block
     return blocks
-
-
-def _as_text(line: str) -> str:
-    """A line of the page's words that opens with what Markdown reads as a block's mark (zsh's
-    ">& word, &> word: Redirects both ..." entry, a "#include" in prose), escaped as CommonMark
-    escapes it: the splitter would read a quote or a heading and drop the mark."""
-    return "\\" + line if line[:1] in _MARKS_OF_BLOCKS else line
-
-
-_MARKS_OF_BLOCKS = ">#"
 
 
 def _code_blocks(pre) -> list[str]:  # noqa: ANN001 - a bs4 Tag

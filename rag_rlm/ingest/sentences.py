@@ -22,6 +22,8 @@ from dataclasses import dataclass, field
 
 from rag_rlm.types import Sentence
 
+from .formats.base import ESCAPED_MARKS
+
 _FENCE = re.compile(r" {0,3}(```|~~~)")
 # an HTML comment on lines of its own: Markdown renders nothing of it (Node.js's API docs keep each
 # entry's version history in one, "<!-- YAML added: v0.9.1 -->"); while one is open, the "fence" is this
@@ -44,7 +46,6 @@ _RULE = re.compile(r" {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
 _ITEM = re.compile(r"[ \t]*(?:[-*+]|\d{1,9}[.)])[ \t]+(?=\S)")
 _QUOTE = re.compile(r"[ \t]{0,3}(?:>[ \t]?)+")
 _TABLE_SEP = re.compile(r"[ \t]*\|?[ \t]*:?-+:?[ \t]*(?:\|[ \t]*:?-+:?[ \t]*)+\|?[ \t]*$|[ \t]*\|[ \t]*:?-+:?[ \t]*\|[ \t]*$")
-_ESCAPED_MARKS = ">#"  # a line's first character that a backslash keeps from opening a quote or a heading
 _CELL = re.compile(r"(?:^|(?<=\|))([^|]*)")
 
 # A sentence end: . ! ? (and closing quotes/brackets/emphasis), then white space, then what can
@@ -251,7 +252,7 @@ def _blocks(text: str, fence: str = "") -> tuple[list[_Block], str]:
             blocks.append(_Block("row", [(s, e)], cells=shown))
             continue
         in_table = False
-        if line[:1] == "\\" and line[1:2] in _ESCAPED_MARKS:  # "\\>& word: Redirects ...": a mark escaped
+        if line[:1] == "\\" and line[1:2] in ESCAPED_MARKS:  # "\\>& word: Redirects ...": a mark escaped
             if current is None or current.quote:  # as CommonMark does, read as the text it opens
                 current = _Block("text")
                 blocks.append(current)

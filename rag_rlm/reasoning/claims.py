@@ -97,11 +97,15 @@ def entry_of(sentence: Sentence) -> str:
     return entry_term(sentence.text) or (sentence.heading.rpartition(" — ")[2] if " — " in sentence.heading else "")
 
 
+def asks_default(question: str) -> bool:
+    return "default" in question.lower()
+
+
 def asked_default(question: str, term: str) -> tuple[str, str] | None:
     """(name, default) of an entry whose term gives its default, when the question asks for a
     default and says the entry's name; else None. The asker reads "Default of tabstop: 8", which
     no sentence of the entry says in words."""
-    if "default" not in question.lower() or not (value := _TERM_DEFAULT.search(term)):
+    if not asks_default(question) or not (value := _TERM_DEFAULT.search(term)):
         return None
     name = _TERM_NAME.match(term)
     if not name or not _says(question.lower(), name.group(1).lower()):

@@ -55,6 +55,7 @@ from .claims import (
     answers_alone,
     asked_default,
     asked_rows,
+    asks_default,
     denies_the_ask,
     distinct,
     entry_names,
@@ -144,11 +145,15 @@ class ExtractiveReasoner:
             return False
         if "asked_cell" in self.rules and asked_rows(question, [e.sentence for e in evidence.sentences]):
             return True  # a lookup in a table the evidence holds (a match of words, no reading)
-        if "term_default" in self.rules and any(asked_default(question, entry_of(e.sentence)) for e in evidence.sentences):
+        if self._looks_up_default(question) and any(asked_default(question, entry_of(e.sentence)) for e in evidence.sentences):
             return True  # the default of an entry the question names, written in the entry's term
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)
         return bool(cands) and float(self._read(question, evidence, cands).max()) >= self.thresholds.hop_unless
+
+    def _looks_up_default(self, question: str) -> bool:
+        """Whether rule `term_default` may read entry terms for this question (one that asks for a default)."""
+        return "term_default" in self.rules and asks_default(question)
 
     def _unnamed(self, question: str, evidence: Evidence) -> list[str]:
         """What the question names that no passage read says: a same-topic sentence reads as an
@@ -243,11 +248,9 @@ class ExtractiveReasoner:
         elif not found and sub.kind == PART and "asked_cell" in self.rules:
             cells = [i for i, c in enumerate(cands) if scores[i] > -1.0 and names_cell(asked, c.sentence)]
             if cells:  # the row and the column the question names: a lookup, whatever the reader reads
-                best = max(cells, key=lambda i: scores[i])
-                scores = scores.copy()
-                scores[best] = float(scores.max()) + 1e-3
+                scores = _led_by(scores, max(cells, key=lambda i: scores[i]))
                 found, fired = True, (*fired, "asked_cell")
-        if sub.kind == PART and "term_default" in self.rules and "unnamed_thing" not in fired:
+        if sub.kind == PART and self._looks_up_default(asked) and "unnamed_thing" not in fired:
             scores, looked_up = _term_default_leads(asked, cands, scores)
             found, fired = (True, (*fired, "term_default")) if looked_up else (found, fired)
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
@@ -297,7 +300,7 @@ class ExtractiveReasoner:
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        default = asked_default(question, entry_term(s.text)) if "term_default" in self.rules else None
+        default = asked_default(question, entry_term(s.text)) if self._looks_up_default(question) else None
         text = f"Default of {default[0]}: {default[1]}" if default else said(s, question)
         answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
         return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
@@ -547,10 +550,14 @@ def _term_default_leads(question: str, cands: Sequence[Candidate], scores: np.nd
     opening = [i for i, c in enumerate(cands) if scores[i] > -1.0 and asked_default(question, entry_term(c.sentence.text))]
     if not opening:
         return scores, False
-    best = max(opening, key=lambda i: scores[i])
+    return _led_by(scores, max(opening, key=lambda i: scores[i])), True
+
+
+def _led_by(scores: np.ndarray, best: int) -> np.ndarray:
+    """`scores` with candidate `best` just above every other: a lookup leads, whatever the reader reads."""
     scores = scores.copy()
     scores[best] = float(scores.max()) + 1e-3
-    return scores, True
+    return scores
 
 
 def _read_text(claim: Claim) -> str:

@@ -61,6 +61,17 @@ def fenced(code: str) -> str:
     return f"{fence}\n{code}\n{fence}"
 
 
+# what a backslash keeps from opening a quote or a heading at a line's start (as CommonMark escapes it)
+ESCAPED_MARKS = ">#"
+
+
+def as_text(line: str) -> str:
+    """A line of a page's words that opens with what Markdown reads as a block's mark (zsh's
+    ">& word, &> word: Redirects both ..." entry, a "#include" in prose), escaped: the sentence
+    splitter would read a quote or a heading and drop the mark."""
+    return "\\" + line if line[:1] in ESCAPED_MARKS else line
+
+
 def one_line(text: str) -> str:
     return " ".join(text.split())
 
