@@ -186,6 +186,34 @@ def test_an_identifier_is_carried_whole(embedder):
     assert "shared_buffers" in out.question
 
 
+@pytest.mark.parametrize(("earlier", "option"), [
+    ("What does the --vgdb option do?", "--vgdb"),
+    ("What does pg_dump's -a option do?", "-a"),
+])
+def test_a_command_option_is_carried_with_its_dashes(embedder, earlier, option):
+    out = condense("What is its default?", [user(earlier), assistant("")], embedder)
+    assert f"{option} option" in out.question, out
+
+
+@pytest.mark.parametrize(("earlier", "answer", "question", "expected"), [
+    ("Is there a setting that gets rid of frozen messages after some time?",
+     "timeout_frozen_after: If set to a time greater than zero, a frozen message is cancelled [1].",
+     "What is its default?", "What is timeout_frozen_after's default?"),
+    ("Which pg_dump option dumps only the schema?", "-s --schema-only: Dump only the object definitions [1].",
+     "Can it be combined with --clean?", "Can --schema-only be combined with --clean?"),
+])
+def test_it_after_a_question_for_a_kind_of_thing_is_the_name_the_answer_gave(embedder, earlier, answer, question,
+                                                                            expected):
+    out = condense(question, [user(earlier), assistant(answer)], embedder)
+    assert out.question == expected, out
+
+
+def test_it_after_a_question_that_named_its_thing_stays_that_thing(embedder):
+    history = [user("What does the --vgdb option do?"),
+               assistant("--vgdb-error=<number> [default: 999999999]: Use this option when ... [1].")]
+    assert condense("What is its default?", history, embedder).question == "What is the --vgdb option's default?"
+
+
 @pytest.mark.parametrize(("earlier", "question", "subject"), [
     # do-support puts a bare verb after the subject: "listen" and "fire" are not part of it
     ("Which TCP port does the server listen on by default?", "Can it be changed while the server is running?",

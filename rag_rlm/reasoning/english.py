@@ -195,6 +195,10 @@ GENERIC_NOUNS = set(
     "company companies employee employees staff people person team rule rules policy policies process "
     "thing things way information info details question work".split()
 )
+# what a question asks for by its kind when it does not know the name ("Which option ...?", "Is there a
+# setting that ...?"): the answer names it, and a follow-up's "it" is that name
+THING_KINDS = set("option setting parameter flag switch command function method variable directive module class "
+                  "property attribute field key macro hook signal constant".split())
 MEASURE_NOUNS = set("share percentage percent amount number rate limit total kind type part".split())
 TIME_PREPOSITIONS = {"after", "before", "during", "within", "until", "since", "without", "once"}
 ATTACHING_PREPOSITIONS = {"of", "over", "under", "above", "below"}  # "expenses over $500" is one subject

@@ -35,7 +35,7 @@ import numpy as np
 
 from ..embed import Embedder
 from .base import Turn
-from .claims import code_names
+from .claims import code_names, thing_named
 from .english import (
     ATTACHING_PREPOSITIONS,
     AUX_WORDS,
@@ -48,6 +48,7 @@ from .english import (
     MEASURE_NOUNS,
     PREPOSITIONS,
     SUBJECT_PRONOUNS,
+    THING_KINDS,
     TIME_NOUNS,
     TIME_PREPOSITIONS,
     WH_WORDS,
@@ -71,7 +72,8 @@ _ELLIPSIS = re.compile(
 )
 _AND = re.compile(r"^\s*(?:and|or|also|plus)\b[\s,]*", re.I)
 _TAIL = re.compile(r"[\s,]*(?:\b(?:too|as well|also|then|instead|though|please)\b[\s,]*)*[?.!\s]*$", re.I)
-_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*")
+# a command's option keeps its dashes ("the --vgdb option"): without them it is no code name
+_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|(?:(?<![\w-])--?)?[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
@@ -382,8 +384,29 @@ def _slots(text: str) -> list[tuple[int, int]]:
     return out
 
 
+_ASKS_FOR_A_KIND = re.compile(rf"\b(?:which|what|is there an?|are there(?: any)?)\s+(?:[\w-]+\s+){{0,2}}?"
+                              rf"(?:{'|'.join(sorted(THING_KINDS))})s?\b", re.I)
+
+
+def _named_in_answer(prev: str, answer: str) -> str:
+    """The code name the answer gave when the earlier question asked for a thing by its kind
+    ("Which option makes valgrind exit with a nonzero code?" -> "--error-exitcode"): what a
+    follow-up's "its default" is about. "" otherwise."""
+    if not _ASKS_FOR_A_KIND.search(prev):
+        return ""
+    thing = thing_named(answer, prev)
+    name = max((thing[a:b] for a, b in code_names(thing)), key=len, default="")
+    return "" if name.lower() in prev.lower() else name
+
+
 def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, answer: str,
              embedder: Embedder, t: Thresholds) -> Condensed:
+    if (named := _named_in_answer(prev, answer)) and all(toks[i].low in {"it", "its"} for i in anaphors):
+        out = question
+        for i in sorted(anaphors, reverse=True):
+            tok = toks[i]
+            out = out[:tok.start] + (f"{named}'s" if tok.low == "its" else named) + out[tok.end:]
+        return Condensed(out, named, "pronoun")
     cands = _phrases(prev)
     if not cands:
         return Condensed(question, "", "standalone")
