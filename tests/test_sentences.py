@@ -407,3 +407,36 @@ def test_segments_end_after_blank_lines_and_cover_the_text():
     blob = "x" * 2500  # nothing to cut at: hard cuts
     assert list(segments(blob, 1000)) == [(0, 1000), (1000, 2000), (2000, 2500)]
     assert list(segments("", 10)) == []
+
+
+EXIM_OPTIONS = """### 23. Alphabetical list of main options
+
+smtp_accept_max; Use: main; Type: integer; Default: 20
+
+This option specifies the maximum number of simultaneous incoming SMTP calls that Exim will accept. It applies \
+only to the listening daemon.
+
+A new SMTP connection is immediately rejected if the smtp_accept_max limit has been reached.
+
+timeout_frozen_after; Use: main; Type: time; Default: 0s
+
+If timeout_frozen_after is set to a time greater than zero, a frozen message is cancelled.
+
+### 24. Another section
+
+Text after the options is no option's.
+"""
+
+
+def test_an_entry_row_is_a_row_and_the_paragraphs_after_it_are_its_entry():
+    """Exim's specification writes each option as a one-row table of its name and labelled cells, then
+    paragraphs: they are read under the option's name up to the next entry or heading."""
+    got = [(s.kind, s.heading, s.text) for s in split_sentences(EXIM_OPTIONS)]
+    section = "23. Alphabetical list of main options"
+    assert got[1] == ("row", section, "smtp_accept_max; Use: main; Type: integer; Default: 20")
+    assert got[2][1] == got[3][1] == got[4][1] == f"{section} — smtp_accept_max"  # the first sentence too
+    assert got[5][:2] == ("row", section) and got[6][1] == f"{section} — timeout_frozen_after"
+    assert got[-1] == ("text", "24. Another section", "Text after the options is no option's.")
+    # a row of a table with a header names its column in every cell: no entry
+    table = "Name: date; Storage Size: 4 bytes; Low Value: 4713 BC\n\nThe date type stores a day."
+    assert [s.heading for s in split_sentences(table)] == ["", ""]

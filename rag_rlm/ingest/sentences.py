@@ -110,6 +110,7 @@ class SentenceSplitter:
         self.headings: list[tuple[int, str]] = []  # the open sections: (level, text)
         self.fence = ""
         self.count = 0  # sentences so far: the next one's index
+        self.entry = ""  # the option an entry row opened (`_ENTRY_ROW`): its paragraphs are about it
 
     def split(self, text: str, base: int = 0) -> list[Sentence]:
         """The sentences of the next piece, `text`, which starts at offset `base`."""
@@ -127,13 +128,21 @@ class SentenceSplitter:
                 title = _render(joined)
                 while headings and headings[-1][0] >= block.level:
                     headings.pop()
+                self.entry = ""
                 s, e = _trim(joined, 0, len(joined))
                 if e > s:
                     self._add(out, title, base + _map(starts, origins, s), base + _map(starts, origins, e - 1) + 1,
                               "heading")
                 headings.append((block.level, title))
                 continue
-            label = ""
+            entry = _ENTRY_ROW.fullmatch(_render(joined)) if block.kind == "text" and len(block.parts) == 1 else None
+            if entry:
+                s, e = _trim(joined, 0, len(joined))
+                self._add(out, entry.group(0), base + _map(starts, origins, s),
+                          base + _map(starts, origins, e - 1) + 1, "row")
+                self.entry = entry.group(1)
+                continue
+            label = self.entry
             for s, e in _cut(joined):
                 rendered = _render(joined[s:e])
                 self._add(out, rendered, base + _map(starts, origins, s),
@@ -152,6 +161,10 @@ class SentenceSplitter:
                             end=end, heading=heading, kind=kind))
 
 
+# An option's entry laid out as a one-row table of its name and labelled cells, "timeout_frozen_after; Use:
+# main; Type: time; Default: 0s" (Exim's specification, as the HTML parser writes a row without a header):
+# a table row, and the paragraphs after it, up to the next heading or entry, are that option's.
+_ENTRY_ROW = re.compile(r"([A-Za-z_][\w.-]{0,60})(?:; [A-Z][\w ]{0,30}: [^;]+){2,}")
 LABEL_CHARS = 64  # a longer "...:" opens a sentence, not a term
 # a term may hold a bracketed part with its own colon: "--leak-check=<no|summary|yes|full> [default: summary]:
 # When enabled, ..." (Valgrind's options) is the term up to the colon after the brackets
