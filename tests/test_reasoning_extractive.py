@@ -519,6 +519,36 @@ def test_a_default_written_in_an_entry_term_is_said(reasoner, embedder):
     assert "term_default" not in off.rules and all("Default of" not in c.text for c in off.claims)
 
 
+EXIM_ENTRIES = [("Main options", "timeout_frozen_after; Use: main; Type: time; Default: 0s"),
+                ("Main options — timeout_frozen_after", "If timeout_frozen_after is set to a time greater than zero, "
+                 "a frozen message of any kind that has been in the queue for longer than the given time is "
+                 "automatically cancelled at the next queue run."),
+                ("Main options — timeout_frozen_after", "If the frozen message is a bounce message, it is just "
+                 "discarded; otherwise, a bounce is sent to the sender.")]
+
+
+def exim_evidence(embedder) -> Evidence:
+    ev = evidence(embedder, "Main configuration", [t for _, t in EXIM_ENTRIES], kinds=["row", "text", "text"])
+    return replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h))
+                                       for e, (h, _) in zip(ev.sentences, EXIM_ENTRIES, strict=True)))
+
+
+def test_an_entry_row_answers_only_for_a_column_the_question_names(reasoner, embedder):
+    """Exim writes an option's entry as a one-row table (name, Use, Type, Default) before its paragraphs.
+    Asked what the option does, the row is its heading, not an answer; asked its default, the Default cell
+    is a lookup, said as the default."""
+    ev = exim_evidence(embedder)
+    does = reasoner.answer([SubQuestion("What does the timeout_frozen_after option do?")], [ev], 4000)[0]
+    assert "entry_row" in does.rules and all("Use: main" not in c.text for c in does.claims)
+    off = make(embedder, reasoner.scorer, ("entry_row",))
+    assert "entry_row" not in off.answer([SubQuestion("What does the timeout_frozen_after option do?")], [ev],
+                                         4000)[0].rules
+    default = reasoner.answer([SubQuestion("What is the default of timeout_frozen_after?")], [ev], 4000)[0]
+    assert default.parts[0].found and "term_default" in default.rules and "entry_row" not in default.rules
+    assert default.claims[0].text == "Default of timeout_frozen_after: 0s"
+    assert asked_default("What is the default of message_size_limit?", EXIM_ENTRIES[0][1]) is None  # another option
+
+
 DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",
                 "-s --schema-only: Dump only the object definitions (schema), not data."]
 

@@ -86,8 +86,9 @@ def said(sentence: Sentence, question: str = "") -> str:
 
 
 # an entry's term that gives its default: Vim's "'tabstop' 'ts' number (default 8)", Valgrind's
-# "--leak-check=<no|summary|yes|full> [default: summary]"; its name is the term's first word
-_TERM_DEFAULT = re.compile(r"[\[(]default:?\s+([^\[\]()]+)[\])]", re.IGNORECASE)
+# "--leak-check=<no|summary|yes|full> [default: summary]", a row's Default cell (Exim's "timeout_frozen_after;
+# Use: main; Type: time; Default: 0s"); its name is the term's first word
+_TERM_DEFAULT = re.compile(r"[\[(]default:?\s+([^\[\]()]+)[\])]|;\s+default:\s+([^;]+)", re.IGNORECASE)
 _TERM_NAME = re.compile(r"['‘]?(-{0,2}[A-Za-z_][\w.-]*)")
 
 
@@ -95,6 +96,11 @@ def entry_of(sentence: Sentence) -> str:
     """The term of the manual entry a sentence belongs to: its own ("term: ...") or, for an
     entry's later sentences, the one its heading carries."""
     return entry_term(sentence.text) or (sentence.heading.rpartition(" — ")[2] if " — " in sentence.heading else "")
+
+
+def default_term(sentence: Sentence) -> str:
+    """Where a sentence may write its entry's default: its term, or the whole of a table row."""
+    return entry_term(sentence.text) or (sentence.text if sentence.kind == "row" else "")
 
 
 def asks_default(question: str) -> bool:
@@ -110,7 +116,7 @@ def asked_default(question: str, term: str) -> tuple[str, str] | None:
     name = _TERM_NAME.match(term)
     if not name or not _says(question.lower(), name.group(1).lower()):
         return None
-    return name.group(1), value.group(1).strip()
+    return name.group(1), (value.group(1) or value.group(2)).strip()
 
 
 def _entry_name(heading: str) -> str:
@@ -267,7 +273,22 @@ def entry_names(sentence: Sentence) -> set[str]:
     """What the manual entry a sentence belongs to is named for (lower-cased; empty for prose)."""
     term = entry_term(sentence.text)
     label = sentence.heading.rpartition(" — ")[2]  # the entry term a block's later sentences are read under
-    return identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label) | _member(label)
+    return (identifiers(term) | identifiers(sentence.heading) | _keyword(term) | _keyword(label) | _member(label)
+            | identifiers(_entry_row_name(sentence)))
+
+
+def entry_row_unasked(question: str, sentence: Sentence) -> bool:
+    """Whether the sentence is an option's entry row ("timeout_frozen_after; Use: main; Type: time; Default:
+    0s") and the question names none of its columns: then it is the entry's heading, no description."""
+    return bool(_entry_row_name(sentence)) and not columns_named(set(re.findall(r"[a-z]+", question.lower())),
+                                                                 sentence.text)
+
+
+def _entry_row_name(sentence: Sentence) -> str:
+    """The name an option's entry row opens with ("timeout_frozen_after; Use: main; ..."), "" for another
+    sentence, or for a row whose first cell is labelled too ("Name: date; ...")."""
+    first = sentence.text.partition("; ")[0] if sentence.kind == "row" else ""
+    return "" if ": " in first else first
 
 
 # a member's heading in an API reference: Javadoc's bare name ("split"), Doxygen's ("activate()",

@@ -29,7 +29,7 @@ from itertools import chain
 import numpy as np
 
 from ..embed import Embedder, cached
-from ..ingest.sentences import entry_term, split_sentences
+from ..ingest.sentences import split_sentences
 from ..ingest.sentvec import context_text
 from ..reader.data import reader_text
 from ..types import Sentence, Span
@@ -56,10 +56,12 @@ from .claims import (
     asked_default,
     asked_rows,
     asks_default,
+    default_term,
     denies_the_ask,
     distinct,
     entry_names,
     entry_of,
+    entry_row_unasked,
     identifiers,
     names_cell,
     of_another_entry,
@@ -145,7 +147,8 @@ class ExtractiveReasoner:
             return False
         if "asked_cell" in self.rules and asked_rows(question, [e.sentence for e in evidence.sentences]):
             return True  # a lookup in a table the evidence holds (a match of words, no reading)
-        if self._looks_up_default(question) and any(asked_default(question, entry_of(e.sentence)) for e in evidence.sentences):
+        terms = (default_term(e.sentence) or entry_of(e.sentence) for e in evidence.sentences)
+        if self._looks_up_default(question) and any(asked_default(question, term) for term in terms):
             return True  # the default of an entry the question names, written in the entry's term
         cands, _ = self._candidates(evidence, allowance - min(96, allowance // 3))
         cands, _ = self._answerable(cands, question)
@@ -177,6 +180,8 @@ class ExtractiveReasoner:
             cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s, own_read))
         if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
             cands, fired = _without(cands, fired, "other_row", lambda s: of_another_row(rows, s))
+        if "entry_row" in self.rules:
+            cands, fired = _without(cands, fired, "entry_row", lambda s: entry_row_unasked(question, s))
         if "denied_ask" in self.rules:
             cands, fired = _without(cands, fired, "denied_ask", lambda s: denies_the_ask(question, s))
         return [c for c in cands if answers_alone(c.sentence)], fired
@@ -300,7 +305,7 @@ class ExtractiveReasoner:
 
     def _claim(self, question: str, cand: Candidate, score: float) -> Claim:
         s = cand.sentence
-        default = asked_default(question, entry_term(s.text)) if self._looks_up_default(question) else None
+        default = asked_default(question, default_term(s)) if self._looks_up_default(question) else None
         text = f"Default of {default[0]}: {default[1]}" if default else said(s, question)
         answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
         return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
@@ -547,7 +552,7 @@ def _term_default_leads(question: str, cands: Sequence[Candidate], scores: np.nd
     """When the question asks for the default of an entry whose term gives it, and the entry's
     first sentence (the one that writes the term) is a candidate, it leads: a lookup, whatever
     the reader reads (it reads Vim's 'smarttab' entry, which mentions 'tabstop', as well)."""
-    opening = [i for i, c in enumerate(cands) if scores[i] > -1.0 and asked_default(question, entry_term(c.sentence.text))]
+    opening = [i for i, c in enumerate(cands) if scores[i] > -1.0 and asked_default(question, default_term(c.sentence))]
     if not opening:
         return scores, False
     return _led_by(scores, max(opening, key=lambda i: scores[i])), True

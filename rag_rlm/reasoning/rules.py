@@ -70,6 +70,11 @@ RULES: tuple[Rule, ...] = (
          "the sentence is no candidate", "the reader reads temp_buffers' 'The default value is 100 buffers' as nearly "
          "as good an answer about shared_buffers (0.82 against 0.84): what an entry says is said of its own name",
          "tests/test_reasoning_extractive.py::test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one"),
+    Rule("entry_row", "answer", "an option's entry written as a one-row table of its name and labelled cells "
+         "(Exim's 'timeout_frozen_after; Use: main; Type: time; Default: 0s'), and a question that names none of "
+         "its columns", "the row is no candidate", "the reader reads the row, which names the option, as the best "
+         "answer to 'What does the timeout_frozen_after option do?': without a column asked it is the entry's heading",
+         "tests/test_reasoning_extractive.py::test_an_entry_row_answers_only_for_a_column_the_question_names"),
     Rule("other_row", "answer", "a question that says the name of a retrieved table row (the first cell: bigint, "
          "varchar) and a row named for another thing", "the row is no candidate", "the reader reads the bigserial row "
          "('Storage Size: 8 bytes') as an answer about bigint: a row is about its first cell",
