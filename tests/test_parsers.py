@@ -155,6 +155,18 @@ def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
     assert doc.text == "-n, --dry-run: Show what would be removed.\n\n-q: Be quiet."
 
 
+def test_an_anchor_between_a_term_and_its_description_keeps_the_term(tmp_path):
+    # Exim's DocBook (and texi2any's zsh manual, between a <dt> and the next) put an empty anchor after
+    # a term: the description had lost its term, and every command-line option its name
+    html = """<html><body><dl><dt><span>-Mrm</span> &lt;message id&gt;</dt><a id="vi78"></a>
+    <dd><p>This option requests Exim to remove the given messages from the queue.</p></dd>
+    <dt>RPROMPT &lt;S&gt;</dt><a id="i1"></a><dt>RPS1 &lt;S&gt;</dt><a id="i2"></a><dd><p>The right prompt.</p></dd>
+    </dl></body></html>"""
+    doc = one(write(tmp_path / "exim.html", html))
+    assert doc.text == ("-Mrm <message id>: This option requests Exim to remove the given messages from the queue.\n\n"
+                        "RPROMPT <S>, RPS1 <S>: The right prompt.")
+
+
 def test_a_blockquote_around_blocks_is_indentation_but_a_quotation_stays_one_paragraph(tmp_path):
     # Postfix's READMEs indent every list and example with <blockquote>: read whole, a <dl> in one
     # had become one paragraph of all its terms and descriptions

@@ -285,6 +285,15 @@ def test_an_entry_term_may_hold_a_bracketed_default_with_its_own_colon():
     assert entry_term("a" * 70 + " [x]: too long for a term.") == ""
 
 
+def test_an_entry_term_may_be_several_names():
+    """zsh names one parameter twice, each with the marks of its kind; Python's json CLI lists an
+    option's spellings. A clause with a comma is still no term."""
+    assert entry_term("RPROMPT <S>, RPS1 <S>: This prompt is displayed on the right.") == "RPROMPT <S>, RPS1 <S>"
+    assert entry_term("--indent, --tab, --no-indent, --compact: Mutually exclusive options.") == (
+        "--indent, --tab, --no-indent, --compact")
+    assert entry_term("In this case, the options are: a, b and c.") == ""
+
+
 def test_hard_wrapped_lines_join_with_a_space():
     text = "This sentence is wrapped\nover three lines\nof text. And another\none here."
     out = split_sentences(text)

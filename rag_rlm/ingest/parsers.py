@@ -438,6 +438,8 @@ def _terms(dd) -> str:  # noqa: ANN001 - a bs4 Tag
     terms = []
     for sibling in dd.find_previous_siblings(True):
         if sibling.name != "dt":
+            if not sibling.get_text(strip=True):
+                continue  # an anchor between a term and its description (Exim's "<dt>-Mrm ...</dt><a id=…></a><dd>")
             break
         terms.append(_words(sibling).removesuffix(":").rstrip())
     return ", ".join(t for t in reversed(terms) if t)

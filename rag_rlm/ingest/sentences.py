@@ -179,6 +179,7 @@ _SIGNATURE = re.compile(
     r"(?:\s*\(.{0,400}?\))?(?:\s*(?:->|→)\s*[^:]{1,60}?)?:\s")
 
 
+_NAME_PART = re.compile(r"-{0,2}[A-Za-z_][\w.-]*(?:\s+<\w+>)*")
 # a parameter as JSDoc and Node.js's API docs list it: "maxBuffer {number} Largest amount of data ..."
 _TYPED_NAME = re.compile(r"([A-Za-z_$][\w$.]*)\s+\{[^{}]{1,80}\}\s")
 
@@ -194,8 +195,9 @@ def entry_term(sentence: str) -> str:
     m = _LABEL.match(sentence)
     term = m.group(1).strip() if m and len(m.group(1)) <= LABEL_CHARS else ""
     # a name, not a clause: "PostgreSQL provides several index types: B-tree, ..." is a sentence
-    # that introduces a list, and its later sentences are not about "provides"
-    if term and (len(term.split()) <= 3 or "(" in term):
+    # that introduces a list, and its later sentences are not about "provides"; or several names
+    # of one entry ("RPROMPT <S>, RPS1 <S>": zsh's terms, each with the marks of its kind)
+    if term and (len(term.split()) <= 3 or "(" in term or all(_NAME_PART.fullmatch(p) for p in term.split(", "))):
         return term
     api = _SIGNATURE.match(sentence)  # a dotted name or a long argument list, which the term above cannot hold
     return api["name"] if api and ("." in api["name"] or "(" in api.group(0)) else ""

@@ -308,9 +308,10 @@ _KEYWORD = re.compile(r"([A-Z][A-Z0-9_]{2,})(?:\s+(?:<\w+>|\([-+]?\w+\)))*")
 
 
 def _keyword(term: str) -> set[str]:
-    """An entry named by a keyword alone ("COSTS: Include information on ..."), lower-cased."""
-    m = _KEYWORD.fullmatch(term.strip())
-    return {m.group(1).lower()} if m else set()
+    """An entry named by a keyword alone ("COSTS: Include information on ..."), or by several
+    ("RPROMPT <S>, RPS1 <S>"), lower-cased."""
+    found = [_KEYWORD.fullmatch(part.strip()) for part in term.split(", ")]
+    return {m.group(1).lower() for m in found if m} if all(found) else set()
 
 
 # a row's name without its optional syntax: "timestamp [ (p) ] [ without time zone ]" is timestamp
