@@ -179,7 +179,9 @@ _SIGNATURE = re.compile(
     r"(?:\s*\(.{0,400}?\))?(?:\s*(?:->|→)\s*[^:]{1,60}?)?:\s")
 
 
+# one name of an entry that has several: a word, an option, or a keyword with the marks of its kind ("RPS1 <S>")
 _NAME_PART = re.compile(r"-{0,2}[A-Za-z_][\w.-]*(?:\s+<\w+>)*")
+
 # a parameter as JSDoc and Node.js's API docs list it: "maxBuffer {number} Largest amount of data ..."
 _TYPED_NAME = re.compile(r"([A-Za-z_$][\w$.]*)\s+\{[^{}]{1,80}\}\s")
 
