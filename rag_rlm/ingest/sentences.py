@@ -135,7 +135,8 @@ class SentenceSplitter:
                               "heading")
                 headings.append((block.level, title))
                 continue
-            entry = _ENTRY_ROW.fullmatch(_render(joined)) if block.kind == "text" and len(block.parts) == 1 else None
+            one_line_row = block.kind == "text" and len(block.parts) == 1 and "; " in joined  # rendered only then
+            entry = _ENTRY_ROW.fullmatch(_render(joined)) if one_line_row else None
             if entry:
                 s, e = _trim(joined, 0, len(joined))
                 self._add(out, entry.group(0), base + _map(starts, origins, s),

@@ -280,8 +280,12 @@ def entry_names(sentence: Sentence) -> set[str]:
 def entry_row_unasked(question: str, sentence: Sentence) -> bool:
     """Whether the sentence is an option's entry row ("timeout_frozen_after; Use: main; Type: time; Default:
     0s") and the question names none of its columns: then it is the entry's heading, no description."""
-    return bool(_entry_row_name(sentence)) and not columns_named(set(re.findall(r"[a-z]+", question.lower())),
-                                                                 sentence.text)
+    return bool(_entry_row_name(sentence)) and not columns_named(_letter_words(question), sentence.text)
+
+
+def _letter_words(question: str) -> set[str]:
+    """The question's words as a row's column labels are matched against them: letters only, lower-cased."""
+    return set(re.findall(r"[a-z]+", question.lower()))
 
 
 def _entry_row_name(sentence: Sentence) -> str:
@@ -353,7 +357,7 @@ def named_cells(question: str, sentence: Sentence) -> str:
     asked for, not the whole row."""
     if not asked_rows(question, [sentence]):
         return ""
-    said = set(re.findall(r"[a-z]+", question.lower()))
+    said = _letter_words(question)
     forms = said | {w[:-3] for w in said if w.endswith("est")} | {w[:-2] for w in said if w.endswith("er")}
     named = columns_named(forms, sentence.text)
     first = sentence.text.split("; ", 1)[0]

@@ -87,7 +87,8 @@ RULES: tuple[Rule, ...] = (
          "hop then brought another row; the row and the column named are a lookup, not a judgement",
          "tests/test_reasoning_extractive.py::test_a_table_row_and_column_the_question_names_answer_it"),
     Rule("term_default", "answer", "a question that asks for a default and names a manual entry whose term gives it "
-         "(Vim's \"'tabstop' 'ts' number (default 8)\", Valgrind's '--leak-check=<no|summary|yes|full> [default: summary]'), "
+         "(Vim's \"'tabstop' 'ts' number (default 8)\", Valgrind's '--leak-check=<no|summary|yes|full> [default: summary]', "
+         "an entry row's Default cell: Exim's 'timeout_frozen_after; ...; Default: 0s'), "
          "when the entry's first sentence is a candidate and no thing the question names is unnamed",
          "the entry's first sentence leads, said as its default ('Default of tabstop: 8')",
          "the default is written in the term alone: the reader reads the entry's sentences as the answer, and the asker "
