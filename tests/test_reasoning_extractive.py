@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import numpy as np
 import pytest
 
 from rag_rlm.reader import load_reader, shipped_reader_path
@@ -547,6 +548,46 @@ def test_an_entry_row_answers_only_for_a_column_the_question_names(reasoner, emb
     assert default.parts[0].found and "term_default" in default.rules and "entry_row" not in default.rules
     assert default.claims[0].text == "Default of timeout_frozen_after: 0s"
     assert asked_default("What is the default of message_size_limit?", EXIM_ENTRIES[0][1]) is None  # another option
+
+
+class ScriptedScores:
+    """A scripted scorer (not the reader): fixed scores by sentence text, for ties the reader makes
+    on real pages but not on three test sentences."""
+
+    identity = "scripted"
+
+    def __init__(self, scores: dict[str, float]):
+        self.scores = scores
+
+    def score(self, question, candidates, question_vector=None):
+        return np.array([self.scores.get(c.sentence.text, 0.0) for c in candidates], dtype=np.float32)
+
+    def score_texts(self, question, texts):
+        return np.array([max((v for k, v in self.scores.items() if k in t), default=0.0) for t in texts],
+                        dtype=np.float32)
+
+
+def test_an_entrys_opening_leads_when_the_reader_cannot_tell_its_sentences_apart(embedder):
+    """On Exim's pages the reader scores timeout_frozen_after's sentences 0.906 (a bounce is discarded),
+    0.898 and 0.890 (what the option does, the entry's first sentence): a tie, which the entry's opening
+    wins. A later sentence that clearly scores better still leads, and prose is left alone."""
+    ev = exim_evidence(embedder)
+    opening, later = EXIM_ENTRIES[1][1], EXIM_ENTRIES[2][1]
+    question = [SubQuestion("What does the timeout_frozen_after option do?")]
+    thresholds = Thresholds().with_values("test", found=0.3)
+
+    def lead(scores: dict[str, float], off: tuple[str, ...] = (), ev: Evidence = ev) -> tuple[str, tuple[str, ...]]:
+        reasoner = ExtractiveReasoner(embedder, ScriptedScores(scores), thresholds=thresholds, rules=RuleSet(off))
+        draft = reasoner.answer(question, [ev], 4000)[0]
+        return draft.claims[0].text, draft.rules
+
+    text, fired = lead({opening: 0.890, later: 0.906})
+    assert text == opening and "entry_opening" in fired
+    assert lead({opening: 0.890, later: 0.906}, off=("entry_opening",))[0] == later
+    assert lead({opening: 0.60, later: 0.906})[0] == later  # the reader reads the later one better: it leads
+    prose = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Frozen messages"))
+                                        for e in ev.sentences))
+    assert lead({opening: 0.890, later: 0.906}, ev=prose)[0] == later
 
 
 DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",

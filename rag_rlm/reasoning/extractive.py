@@ -255,6 +255,8 @@ class ExtractiveReasoner:
             if cells:  # the row and the column the question names: a lookup, whatever the reader reads
                 scores = _led_by(scores, max(cells, key=lambda i: scores[i]))
                 found, fired = True, (*fired, "asked_cell")
+        if sub.kind == PART and "entry_opening" in self.rules and (first := self._opening(scores, cands)) is not None:
+            scores, fired = _led_by(scores, first), (*fired, "entry_opening")
         if sub.kind == PART and self._looks_up_default(asked) and "unnamed_thing" not in fired:
             scores, looked_up = _term_default_leads(asked, cands, scores)
             found, fired = (True, (*fired, "term_default")) if looked_up else (found, fired)
@@ -267,6 +269,20 @@ class ExtractiveReasoner:
         # a part not found keeps its sentences (it renders as "not found"): merge may still read
         # them in a chain with a hop, where they answer together
         return PartDraft(sub.text, claims, found, confidence, sub.focus), fired
+
+    def _opening(self, scores: np.ndarray, cands: Sequence[Candidate]) -> int | None:
+        """An earlier sentence of the lead's manual entry that the reader cannot tell from the lead
+        (within `tie_logit` of it), when there is one: an entry's first sentences say what it is,
+        its later ones qualify it. Prose is left alone: its first sentence is as often background."""
+        best = int(np.argmax(scores))
+        lead = cands[best].sentence
+        named = entry_names(lead)
+        if not named or not 0.0 < scores[best] < 1.0:
+            return None
+        ties = [i for i, c in enumerate(cands) if 0.0 < scores[i] < 1.0 and c.sentence.document_id == lead.document_id
+                and c.sentence.index < lead.index and entry_names(c.sentence) & named
+                and _logit(scores[best]) - _logit(scores[i]) <= self.thresholds.tie_logit]
+        return min(ties, key=lambda i: cands[i].sentence.index) if ties else None
 
     def _read(self, question: str, evidence: Evidence, cands: Sequence[Candidate]) -> np.ndarray:
         """Scores of `cands` for `question`: the scorer reads the best `reader_candidates` by the
@@ -556,6 +572,10 @@ def _term_default_leads(question: str, cands: Sequence[Candidate], scores: np.nd
     if not opening:
         return scores, False
     return _led_by(scores, max(opening, key=lambda i: scores[i])), True
+
+
+def _logit(p: float) -> float:
+    return float(np.log(p) - np.log1p(-p))
 
 
 def _led_by(scores: np.ndarray, best: int) -> np.ndarray:

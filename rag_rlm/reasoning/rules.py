@@ -94,6 +94,11 @@ RULES: tuple[Rule, ...] = (
          "the default is written in the term alone: the reader reads the entry's sentences as the answer, and the asker "
          "reads 'Also see the :retab command' without the 8",
          "tests/test_reasoning_extractive.py::test_a_default_written_in_an_entry_term_is_said"),
+    Rule("entry_opening", "answer", "a lead of a manual entry and an earlier sentence of the same entry (the same "
+         "document, a shared entry name) that the reader scores within `tie_logit` logits of it",
+         "the earliest such sentence leads", "the reader cannot tell an entry's sentences apart when they all name "
+         "it (0.906, 0.898, 0.890 for Exim's timeout_frozen_after); the first says what the entry is, the later ones "
+         "qualify it", "tests/test_reasoning_extractive.py::test_an_entrys_opening_leads_when_the_reader_cannot_tell_its_sentences_apart"),
     Rule("denied_ask", "answer", "a wh-question and a sentence that denies a word the question asks for ('not the "
          "schema', 'without X', 'except X')", "the sentence is no candidate", "the reader reads pg_dump's '-a "
          "--data-only: Dump only the data, not the schema' as the best answer to 'Which option dumps only the schema?' "

@@ -24,6 +24,8 @@ class Thresholds:
     max_claims: int = 2
     # cosine above which two sentences say the same thing (one is dropped)
     duplicate: float = 0.9
+    # rule entry_opening: an earlier sentence of the lead's manual entry leads when the reader's logits differ this little
+    tie_logit: float = 0.2
     # a lead-in said with at most this many items of its list
     max_items: int = 8
     # ... or with the code block right after it when it is this short, in two lines at most (a command, a setting)
@@ -77,6 +79,7 @@ DEFAULT_SOURCES = {
     "reader_candidates": "bench/bench_reader.py: top-1 stops improving beyond it on the tune halves",
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
+    "tie_logit": "chosen before measuring: scores this close are the reader's noise, not a reading",
     "max_items": "a longer list is cut: the asker opens the document",
     "statement_words": "bench/realdocs: \"Roughly equivalent to:\" (3 words) says nothing; \"The DNS servers to be used are indicated in /etc/resolv.conf, ...\" does",
     "max_code_chars": "two lines of a manual's example (bench/realdocs): a longer one is an example to open, not an answer to read",
