@@ -118,13 +118,14 @@ def audit_dev(askers: Askers, name: str) -> list[dict]:
         base = ask_one(askers.base, q, collection, "recursive", DEV_K)
         fired = askers.base.state.fired()
         row = {"set": name, "id": q.id, "half": half(q.id), "question": q.question, "gold": list(q.answers),
-               "answerable": q.answerable, "answer": base.answer, "lead_containment": base.lead_containment,
+               "answerable": q.answerable, "answer": base.answer, "short_answer": base.short_answer,
+               "lead_containment": base.lead_containment,
                "found": base.found, "fired": fired, "off": {}}
         for rule in askers.audited(fired + silent_rules(q.question, False)):
             off = ask_one(askers.without(rule), q, collection, "recursive", DEV_K)
-            if off.answer != base.answer:
-                row["off"][rule] = {"answer": off.answer, "lead_containment": off.lead_containment,
-                                    "found": off.found}
+            if (off.answer, off.short_answer) != (base.answer, base.short_answer):
+                row["off"][rule] = {"answer": off.answer, "short_answer": off.short_answer,
+                                    "lead_containment": off.lead_containment, "found": off.found}
         rows.append(row)
     return rows
 

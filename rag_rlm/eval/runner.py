@@ -68,6 +68,7 @@ class Row:
     sub_questions: list[str]
     status: str
     error: str | None = None
+    short_answer: str = ""  # the number, date or name the answer gives at a glance, when one answers
     extra: dict[str, Any] = field(default_factory=dict)
 
     def to_dict(self) -> dict[str, Any]:
@@ -137,7 +138,7 @@ def ask_one(assistant: Assistant, q: Question, collection: str, mode: str, k: in
                lead=result.lead, words=metrics.word_count(result.answer), seconds=u.seconds,
                llm_calls=u.llm_calls, tokens_in=u.tokens_in, tokens_out=u.tokens_out, cache_hits=u.cache_hits,
                retrievals=u.retrievals, sub_questions=_sub_questions(result.sub_questions), status=result.status,
-               extra=q.extra)
+               short_answer=result.short_answer if result.found else "", extra=q.extra)
 
 
 def _retrieval_scores(q: Question, docs: list[str]) -> dict[str, float]:
