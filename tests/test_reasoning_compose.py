@@ -3,6 +3,7 @@ answer, the verdict of a yes/no comparison, figures and the measures they are co
 
 from __future__ import annotations
 
+from rag_rlm.reasoning.claims import bare_thing_named
 from rag_rlm.reasoning.compose import short_answer, typed_candidates, verdict, yes_no
 from rag_rlm.reasoning.english import content_words, words_of
 from rag_rlm.reasoning.figures import asked_measures, comparable, figures_in, predicate, winner
@@ -16,6 +17,26 @@ def test_short_answer_is_the_one_span_of_the_asked_type():
     assert short_answer("When was the tower built?", "It was built in 1874 and automated in 1961.") == ""  # two dates
     assert short_answer("Who approves expenses?", "Expenses are approved by the Finance Director.") == "Finance Director"
     assert short_answer("Why is the tower red?", "It is red to be seen in fog.") == ""  # no type to look for
+
+
+def test_a_thing_of_code_asked_for_by_its_kind_is_its_code_name():
+    # "PostgreSQL" had been the short answer to which tool restores pg_dump's archives
+    sentence = "pg_restore is a utility for restoring a PostgreSQL database from an archive created by pg_dump."
+    question = "Which tool restores the archive formats produced by pg_dump?"
+    assert short_answer(question, sentence, code_name="pg_restore") == "pg_restore"
+    assert short_answer(question, sentence) == "PostgreSQL"  # without the code name the sentence writes
+    assert short_answer("Who maintains pg_restore?", sentence, code_name="pg_restore") == "PostgreSQL"  # not a kind
+    assert short_answer("What does Option::ok_or do?", "Transforms it, see ok_or_else.", code_name="ok_or_else") == ""
+    # the name an entry's term gives, without its value and type
+    assert bare_thing_named("--error-exitcode=<number> [default: 0]: Specifies an alternative exit code.") == \
+        "--error-exitcode"
+    assert bare_thing_named(sentence, question) == "pg_restore"
+
+
+def test_a_word_set_off_by_a_comma_at_a_sentences_start_is_no_name():
+    # "First" had been the short answer to which tool creates a password file
+    assert short_answer("What tool creates a password file?", "First, you need to create a password file.") == ""
+    assert short_answer("Who approves expenses?", "First, the Finance Director approves them.") == "Finance Director"
 
 
 def test_a_count_is_not_the_day_of_a_date():

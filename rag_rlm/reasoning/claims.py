@@ -158,8 +158,20 @@ def thing_named(text: str, question: str = "") -> str:
     term = entry_term(text).split(" (", 1)[0].strip()
     if term:
         return term
+    return first_code_name(text, question)
+
+
+def first_code_name(text: str, question: str = "") -> str:
+    """The first code name `text` writes that `question` does not say ("pg_restore is a utility for
+    restoring ... created by pg_dump"); "" when none."""
     asked = question.lower()
     return next((name for a, b in code_names(text) if not _says(asked, (name := text[a:b]).lower())), "")
+
+
+def bare_thing_named(text: str, question: str = "") -> str:
+    """`thing_named` without what its term writes after the name: "--leak-check" of
+    "--leak-check=<no|summary|yes|full> [default: summary]", "returncode" of "returncode: ..."."""
+    return re.split(r"[=\s\[(<]", thing_named(text, question), maxsplit=1)[0]
 
 
 # a name written as one: "DirectoryIndex", "AUTOINCREMENT", "git-clean"

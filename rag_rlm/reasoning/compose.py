@@ -9,7 +9,19 @@ import re
 from collections.abc import Sequence
 from functools import lru_cache
 
-from .english import DEMONYMS, EARLY, LATE, LESS, MORE, NAMED_THINGS, QUESTION_CACHE, STOP, content_words
+from .english import (
+    AUXILIARIES,
+    DEMONYMS,
+    EARLY,
+    LATE,
+    LESS,
+    MORE,
+    NAMED_THINGS,
+    QUESTION_CACHE,
+    STOP,
+    THING_KINDS,
+    content_words,
+)
 
 # -- the short answer -------------------------------------------------------------------------
 
@@ -22,9 +34,13 @@ _PATH = r"(?<![\w/.])(?:~|\.{1,2})?/[\w.+-]*\w(?:/[\w.+-]*\w)*/?"  # /etc/hostna
 _NAME = r"\b[A-Z][\w'’.-]*(?:\s+(?:of|the|de|da|van|von|and|&)?\s*[A-Z][\w'’.-]*)*"
 
 
-def short_answer(question: str, sentence: str) -> str:
+def short_answer(question: str, sentence: str, code_name: str = "") -> str:
     """The span of `sentence` that answers `question` when its type is clear (a date for "when",
-    a figure for "how many/much", a name for "who/where"), not repeating the question; else ""."""
+    a figure for "how many/much", a name for "who/where", `code_name` — the first the sentence
+    writes that the question does not — for "which tool/option/function"), not repeating the
+    question; else ""."""
+    if code_name and _ASKS_FOR_CODE.match(question):
+        return code_name  # "Which tool restores the archive?": pg_restore, not the PostgreSQL it names
     found = typed_candidates(question, sentence)
     # two candidates of the type: which one answers is not clear, so say none
     return found[0] if found and len(set(found)) == 1 else ""
@@ -51,6 +67,10 @@ def typed_candidates(question: str, sentence: str) -> list[str] | None:
 
 
 _NAMED_THINGS = "|".join(NAMED_THINGS)
+# "Which pg_dump option ...", "What tool ...": the kind is the thing asked for, not a word after a verb
+# ("What does Option::ok_or do?")
+_ASKS_FOR_CODE = re.compile(rf"^\s*(?:what|which)\s+(?!(?:{'|'.join(AUXILIARIES)})\b)(?:[\w.-]+\s+){{0,2}}?"
+                            rf"(?:{'|'.join(sorted(THING_KINDS))})s?\b", re.I)
 
 
 @lru_cache(maxsize=QUESTION_CACHE)
@@ -70,8 +90,11 @@ def _answer_patterns(ask: str) -> tuple[str, ...] | None:
 
 
 def _sentence_initial(sentence: str, start: int, span: str) -> bool:
-    """"The" or "Our" opening a sentence is no name; a real name keeps its capitals elsewhere too."""
-    return start == 0 and len(span.split()) == 1 and span.lower() in STOP | {"our", "please", "each", "every"}
+    """"The", "First," or "Here's" opening a sentence is no name: one word there is taken only when the
+    text writes it capitalised once more ("Sentry ... Sentry")."""
+    opens = start == 0 or re.search(r"[.!?]\s+$", sentence[:start]) is not None
+    return opens and len(span.split()) == 1 and (span.lower() in STOP | {"our", "please", "each", "every"}
+                                                 or sentence.count(span) < 2)
 
 
 # -- comparisons ------------------------------------------------------------------------------

@@ -56,6 +56,7 @@ from .claims import (
     asked_default,
     asked_rows,
     asks_default,
+    bare_thing_named,
     default_term,
     denies_the_ask,
     distinct,
@@ -323,7 +324,7 @@ class ExtractiveReasoner:
         s = cand.sentence
         default = asked_default(question, default_term(s)) if self._looks_up_default(question) else None
         text = f"Default of {default[0]}: {default[1]}" if default else said(s, question)
-        answer = compose.short_answer(question, text) if "short_answer" in self.rules else ""
+        answer = compose.short_answer(question, text, bare_thing_named(text, question)) if "short_answer" in self.rules else ""
         return Claim(text, (Source(cand.span, s.start, s.end),), score, answer, cand.vector, cand.context,
                      read_as=(question, candidate_text(cand)))
 

@@ -125,8 +125,11 @@ RULES: tuple[Rule, ...] = (
          "not found", "the reader reads a same-topic sentence as an answer about Kubernetes or WebSockets (0.34-0.64 "
          "on the Celery and Flask pages): what the collection never names it cannot answer about",
          "tests/test_reasoning_extractive.py::test_a_question_about_a_thing_no_passage_names_is_not_found"),
-    Rule("short_answer", "answer", "a question asking for a date, a figure or a name",
-         "the span of that type in the lead, when exactly one stands out", "a number or a name reads at a glance",
+    Rule("short_answer", "answer", "a question asking for a date, a figure, a name, or a thing of code by its kind "
+         "('Which tool/option/setting ...?')",
+         "the span of that type in the lead, when exactly one stands out; for a thing of code, the name of the lead's "
+         "entry or the first code name it writes that the question does not ('pg_restore', not the 'PostgreSQL' it "
+         "also names)", "a number or a name reads at a glance",
          "tests/test_reasoning_compose.py::test_short_answer_is_the_one_span_of_the_asked_type"),
     Rule("followup", "condense", "a follow-up with ellipsis, a pronoun without antecedent, or a definite 'the plan'",
          "the subject of the earlier question put back", "a follow-up must stand alone to be retrieved",
