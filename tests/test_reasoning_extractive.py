@@ -588,6 +588,14 @@ def test_an_entrys_opening_leads_when_the_reader_cannot_tell_its_sentences_apart
     prose = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Frozen messages"))
                                         for e in ev.sentences))
     assert lead({opening: 0.890, later: 0.906}, ev=prose)[0] == later
+    # an entry's "Default: Disabled" line, which Celery writes first, does not say what the setting does
+    celery = ["Default: Disabled.", "If True the task will report its status as 'started' when a worker runs it.",
+              "Having a 'started' state can be useful for long running tasks."]
+    ev = evidence(embedder, "Configuration", celery)
+    ev = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Settings — task_track_started"))
+                                     for e in ev.sentences))
+    question = [SubQuestion("What does the task_track_started setting do?")]
+    assert lead({celery[0]: 0.905, celery[1]: 0.895, celery[2]: 0.91}, ev=ev)[0] == celery[1]
 
 
 DUMP_OPTIONS = ["-a --data-only: Dump only the data, not the schema (data definitions).",

@@ -103,6 +103,14 @@ def default_term(sentence: Sentence) -> str:
     return entry_term(sentence.text) or (sentence.text if sentence.kind == "row" else "")
 
 
+# "Default: Disabled", "Default value: 10": a settings entry's line that only gives its default
+_DEFAULT_LINE = re.compile(r"\s*default(?: value)?\s*:", re.IGNORECASE)
+
+
+def states_default(sentence: Sentence) -> bool:
+    return _DEFAULT_LINE.match(sentence.text) is not None
+
+
 def asks_default(question: str) -> bool:
     return "default" in question.lower()
 

@@ -72,6 +72,7 @@ from .claims import (
     said,
     same,
     self_contained,
+    states_default,
     unnamed_things,
     with_lists,
 )
@@ -256,7 +257,8 @@ class ExtractiveReasoner:
             if cells:  # the row and the column the question names: a lookup, whatever the reader reads
                 scores = _led_by(scores, max(cells, key=lambda i: scores[i]))
                 found, fired = True, (*fired, "asked_cell")
-        if sub.kind == PART and "entry_opening" in self.rules and (first := self._opening(scores, cands)) is not None:
+        if (sub.kind == PART and "entry_opening" in self.rules
+                and (first := self._opening(scores, cands, asks_default(asked))) is not None):
             scores, fired = _led_by(scores, first), (*fired, "entry_opening")
         if sub.kind == PART and self._looks_up_default(asked) and "unnamed_thing" not in fired:
             scores, looked_up = _term_default_leads(asked, cands, scores)
@@ -271,10 +273,11 @@ class ExtractiveReasoner:
         # them in a chain with a hop, where they answer together
         return PartDraft(sub.text, claims, found, confidence, sub.focus), fired
 
-    def _opening(self, scores: np.ndarray, cands: Sequence[Candidate]) -> int | None:
+    def _opening(self, scores: np.ndarray, cands: Sequence[Candidate], default_asked: bool) -> int | None:
         """An earlier sentence of the lead's manual entry that the reader cannot tell from the lead
         (within `tie_logit` of it), when there is one: an entry's first sentences say what it is,
-        its later ones qualify it. Prose is left alone: its first sentence is as often background."""
+        its later ones qualify it. Prose is left alone: its first sentence is as often background. An
+        entry's "Default: Disabled" line (Celery writes it first) says what it is only when a default is asked."""
         best = int(np.argmax(scores))
         lead = cands[best].sentence
         named = entry_names(lead)
@@ -282,6 +285,7 @@ class ExtractiveReasoner:
             return None
         ties = [i for i, c in enumerate(cands) if 0.0 < scores[i] < 1.0 and c.sentence.document_id == lead.document_id
                 and c.sentence.index < lead.index and entry_names(c.sentence) & named
+                and (default_asked or not states_default(c.sentence))
                 and _logit(scores[best]) - _logit(scores[i]) <= self.thresholds.tie_logit]
         return min(ties, key=lambda i: cands[i].sentence.index) if ties else None
 
