@@ -47,7 +47,7 @@ from .reasoning.base import (
     Turn,
     failed,
 )
-from .reasoning.claims import name_like, thing_named
+from .reasoning.claims import code_names, name_like, thing_named
 from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
 from .types import Sentence, Span
@@ -232,12 +232,40 @@ def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNo
             spans = ctx.store.search(ctx.collection, vector, ctx.options.top_k,
                                      text=sub.query if ctx.options.hybrid else None,
                                      groups=ctx.access.store_filter)
+            spans, named = with_named(ctx.store, ctx.collection, sub.query, vector, spans, ctx.options.top_k,
+                                      ctx.access.store_filter)
             node.span_ids = [s.id for s in spans]
+            node.note = f"looked up by name: {', '.join(named)}" if named else node.note
         found.append(spans)
     stored = _sentences(ctx, found) if ctx.options.sentence_memory else [() for _ in found]
     ctx.count(retrievals=len(subs))
     return [Evidence(tuple(spans), sentences, vector)
             for spans, sentences, vector in zip(found, stored, vectors, strict=True)]
+
+
+NAMED_SPANS = 2  # spans a name lookup adds at most: the entry that says the name, and one more
+
+
+def with_named(store: Store, collection: str, query: str, vector: np.ndarray, spans: list[Span], k: int,
+               groups=None) -> tuple[list[Span], list[str]]:
+    """`spans` and, when the question writes a code name (IGNORE_EOF, --keep-debuginfo) that none of
+    them says, the spans a keyword search for that name finds opening a line with it (its entry, an
+    example of it): the embedder reads such a name poorly, and the entry it names is then never read.
+    A span that only mentions the name in passing is not added: it says nothing of what the name is.
+    Also the names looked up."""
+    names = list(dict.fromkeys(query[a:b] for a, b in code_names(query)))
+    missing = [n for n in names if not any(n.lower() in s.text.lower() for s in spans)]
+    if not missing:
+        return spans, []
+    seen = {s.id for s in spans}
+    found = store.search(collection, vector, k, text=" ".join(missing), groups=groups)
+    saying = [s for s in found if s.id not in seen and any(_opens_a_line(n, s.text) for n in missing)]
+    return spans + saying[:NAMED_SPANS], missing if saying else []
+
+
+def _opens_a_line(name: str, text: str) -> bool:
+    """Whether a line of `text` starts with `name`, after list, table or heading marks."""
+    return re.search(rf"(?im)^[\s*`#>|+-]*{re.escape(name)}(?![\w-])", text) is not None
 
 
 def _sentences(ctx: Context, found: list[list[Span]]) -> list[tuple[EvidenceSentence, ...]]:
