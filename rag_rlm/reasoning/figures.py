@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from .english import (
     AUXILIARIES,
     COMPARED_MEASURES,
+    DETERMINERS,
     EARLY,
     LATE,
     LESS,
@@ -150,8 +151,12 @@ def predicate(question: str) -> str:
     """What the question says the winner does, in its own words: "Which plan covers more of the
     premium, A or B?" -> "covers more of the premium"; "Which club was founded first" -> "was
     founded first"; "" when the question has no such head."""
-    head = re.split(r"[,:?]", " ".join(question.split()), maxsplit=1)[0]
+    # the options follow the head: after a comma, or, with no comma, from the determiner before "or" (a side's
+    # question is "Which band was formed first The or ?" once the names are taken out)
+    head = re.split(r"[,:?]|\s+or\s+", " ".join(question.split()), maxsplit=1)[0]
     words = head.split()
+    while len(words) > 2 and words[-1].lower() in DETERMINERS:
+        words = words[:-1]
     if len(words) < 2 or words[0].lower() not in ("which", "what", "who"):
         return ""
     rest = words[1:]
