@@ -124,5 +124,5 @@ def test_the_winner_is_said_with_the_questions_own_words():
     assert predicate("Which club was founded first, X or Y?") == "was founded first"
     assert predicate("Which is larger, a bigint or an integer?") == "is larger"
     # without a comma the options' words stay in a side's question once their names are taken out
-    assert predicate("Which band was formed first The or ?") == "was formed first"
+    assert predicate("Which club was founded first The or ?") == "was founded first"
     assert predicate("Are X and Y both British?") == ""

@@ -152,7 +152,7 @@ def predicate(question: str) -> str:
     premium, A or B?" -> "covers more of the premium"; "Which club was founded first" -> "was
     founded first"; "" when the question has no such head."""
     # the options follow the head: after a comma, or, with no comma, from the determiner before "or" (a side's
-    # question is "Which band was formed first The or ?" once the names are taken out)
+    # question is "Which club was founded first The or ?" once the names are taken out)
     head = re.split(r"[,:?]|\s+or\s+", " ".join(question.split()), maxsplit=1)[0]
     words = head.split()
     while len(words) > 2 and words[-1].lower() in DETERMINERS:
