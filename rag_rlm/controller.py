@@ -244,21 +244,24 @@ def _retrieve(ctx: Context, subs: list[SubQuestion], depth: int, parent: TraceNo
 
 
 NAMED_SPANS = 2  # spans a name lookup adds at most: the entry that says the name, and one more
+# fused hits a name lookup reads: a chunk that holds the rare name but is far from the question's
+# vector loses the fusion to near chunks that share one common word with it ("keep" of --keep-debuginfo)
+LOOKUP_DEPTH = 40
 
 
 def with_named(store: Store, collection: str, query: str, vector: np.ndarray, spans: list[Span], k: int,
                groups=None) -> tuple[list[Span], list[str]]:
-    """`spans` and, when the question writes a code name (IGNORE_EOF, --keep-debuginfo) that none of
-    them says, the spans a keyword search for that name finds opening a line with it (its entry, an
-    example of it): the embedder reads such a name poorly, and the entry it names is then never read.
-    A span that only mentions the name in passing is not added: it says nothing of what the name is.
-    Also the names looked up."""
+    """`spans` and, when the question writes a code name (IGNORE_EOF, --keep-debuginfo) whose entry
+    none of them holds (no line opens with it), the spans a keyword search for that name finds
+    opening a line with it (its entry, an example of it): the embedder reads such a name poorly, and
+    the entry it names is then never read. A span that only mentions the name in passing is neither
+    its entry nor added: it says nothing of what the name is. Also the names looked up."""
     names = list(dict.fromkeys(query[a:b] for a, b in code_names(query)))
-    missing = [n for n in names if not any(n.lower() in s.text.lower() for s in spans)]
+    missing = [n for n in names if not any(_opens_a_line(n, s.text) for s in spans)]
     if not missing:
         return spans, []
     seen = {s.id for s in spans}
-    found = store.search(collection, vector, k, text=" ".join(missing), groups=groups)
+    found = store.search(collection, vector, max(k, LOOKUP_DEPTH), text=" ".join(missing), groups=groups)
     saying = [s for s in found if s.id not in seen and any(_opens_a_line(n, s.text) for n in missing)]
     return spans + saying[:NAMED_SPANS], missing if saying else []
 

@@ -441,16 +441,20 @@ class ScriptedReasoner:
         return Rewrite(question)
 
 
-def test_a_code_name_no_retrieved_span_says_is_looked_up_by_keyword(pg_url, embedder, tmp_path):
+def test_a_code_name_whose_entry_no_retrieved_span_holds_is_looked_up_by_keyword(pg_url, embedder, tmp_path):
     """The embedder reads "IGNORE_EOF" poorly, so the option's entry may not be among the spans
     retrieved for "What does the IGNORE_EOF option do?". A keyword search for the name adds the span
-    whose line opens with it (its entry); a span that only mentions it in passing is not added."""
+    whose line opens with it (its entry); a span that only mentions it in passing is not added, and
+    does not stand for the entry either. The entry is found even where chunks nearer the question
+    share a common word with the name ("ignore") and so win the fusion's first places."""
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "options.md").write_text("# Input/Output options\n\n- IGNORE_EOF (-7): Do not exit on end-of-file. "
                                      "Require the use of exit or logout instead.\n")
     (docs / "notes.md").write_text("# Notes\n\nSome users set IGNORE_EOF in their startup files.\n")
     (docs / "prompt.md").write_text("# Prompts\n\nThe prompt is printed before each command is read.\n")
+    for i, what in enumerate(["case", "blank lines", "comments", "duplicates"]):
+        (docs / f"near{i}.md").write_text(f"# What the option does\n\nThe option makes the shell ignore {what}.\n")
     collection = "named_" + uuid.uuid4().hex[:8]
     store = open_store(pg_url)
     try:
@@ -458,11 +462,15 @@ def test_a_code_name_no_retrieved_span_says_is_looked_up_by_keyword(pg_url, embe
                      settings=Settings(store=pg_url, data_dir=str(tmp_path / "data")), progress=False)
         question = "What does the IGNORE_EOF option do?"
         vector = embedder.embed([question])[0]
-        prompt = [s for s in store.search(collection, vector, 3) if Path(s.source).name == "prompt.md"]
+        prompt = [s for s in store.search(collection, vector, 10) if Path(s.source).name == "prompt.md"]
         spans, named = with_named(store, collection, question, vector, prompt, 3)
         assert named == ["IGNORE_EOF"] and [Path(s.source).name for s in spans] == ["prompt.md", "options.md"]
         # the name already said by a retrieved span: nothing is looked up
         assert with_named(store, collection, question, vector, spans, 3) == (spans, [])
         assert with_named(store, collection, "What is a prompt?", vector, prompt, 3) == (prompt, [])
+        # a passing mention retrieved is no entry: the entry is still looked up, and the mention not added
+        notes = [s for s in store.search(collection, vector, 10) if Path(s.source).name == "notes.md"]
+        spans, named = with_named(store, collection, question, vector, notes, 1)
+        assert named == ["IGNORE_EOF"] and [Path(s.source).name for s in spans] == ["notes.md", "options.md"]
     finally:
         store.close()
