@@ -424,6 +424,13 @@ def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_e
     carried = self_contained(claim, back.spans, [e.sentence for e in back.sentences])
     assert carried.text == ("caller: If expr is supplied, caller displays the line number and source file. "
                             "This extra information may be used to print a stack trace.")
+    # an entry's row before it is no sentence to say it after: the row would run into it
+    row = evidence(embedder, "Main options", ["smtp_accept_max_per_host; Use: main; Type: string; Default: unset",
+                                              "This option restricts the number of simultaneous connections from a host."],
+                   kinds=["row", "text"])
+    after_row = row.sentences[1].sentence
+    claim = Claim(after_row.text, (Source(row.spans[0], after_row.start, after_row.end),))
+    assert self_contained(claim, row.spans, [e.sentence for e in row.sentences]) is None
 
 
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",
@@ -588,6 +595,13 @@ def test_an_entrys_opening_leads_when_the_reader_cannot_tell_its_sentences_apart
     prose = replace(ev, sentences=tuple(replace(e, sentence=replace(e.sentence, heading="Frozen messages"))
                                         for e in ev.sentences))
     assert lead({opening: 0.890, later: 0.906}, ev=prose)[0] == later
+    # a summary list's line in another section shares the entry's name, not the entry: it does not lead
+    summary = "timeout_frozen_after: frozen messages cancelled"
+    listed = evidence(embedder, "Main configuration", [summary, *(t for _, t in EXIM_ENTRIES)],
+                      kinds=["text", "row", "text", "text"])
+    listed = replace(listed, sentences=tuple(replace(e, sentence=replace(e.sentence, heading=h)) for e, h in zip(
+        listed.sentences, ["Resource control", *(h for h, _ in EXIM_ENTRIES)], strict=True)))
+    assert lead({summary: 0.900, opening: 0.890, later: 0.906}, ev=listed)[0] == opening
     # an entry's "Default: Disabled" line, which Celery writes first, does not say what the setting does
     celery = ["Default: Disabled.", "If True the task will report its status as 'started' when a worker runs it.",
               "Having a 'started' state can be useful for long running tasks."]

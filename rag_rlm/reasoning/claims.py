@@ -297,6 +297,16 @@ def entry_names(sentence: Sentence) -> set[str]:
             | identifiers(_entry_row_name(sentence)))
 
 
+def entry_section(sentence: Sentence) -> str:
+    """The heading a sentence's manual entry sits under: an entry's later sentences are read under
+    "<section> — <entry>", its opening ("name: ...") or its row under the section itself. Exim's
+    "smtp_accept_max_per_host: connections from one host" in a summary list shares the entry's name,
+    not its section."""
+    if " — " in sentence.heading and sentence.kind != "row" and not entry_term(sentence.text):
+        return sentence.heading.rpartition(" — ")[0]
+    return sentence.heading
+
+
 def entry_row_unasked(question: str, sentence: Sentence) -> bool:
     """Whether the sentence is an option's entry row ("timeout_frozen_after; Use: main; Type: time; Default:
     0s") and the question names none of its columns: then it is the entry's heading, no description."""
@@ -464,7 +474,9 @@ def self_contained(claim: Claim, spans: Sequence[Span] = (), stored: Sequence[Se
     (its own, or another of `spans` that holds both); None when it stands alone or no chunk holds
     the sentence before it. That sentence is the document's stored one (`stored`) where sentence
     memory has it: chunks overlap, so a chunk may start inside a sentence or a code block, and
-    split afresh it reads "element." or code as the sentence before."""
+    split afresh it reads "element." or code as the sentence before. A heading or a table row before
+    it is no such sentence: Exim's "This option restricts ..." after its entry's row had read
+    "...; Default: unset This option restricts ..."; its entry's name is said instead (`said`)."""
     if not claim.sources:
         return None
     source = claim.sources[0]
@@ -482,8 +494,8 @@ def self_contained(claim: Claim, spans: Sequence[Span] = (), stored: Sequence[Se
         if not split or (split[-1].start == own.start and own.chunk_index > 0):
             return None  # perhaps the tail of a sentence the chunk cut
         prev = split[-1]
-    if prev.kind == "heading":
-        return None
+    if prev.kind in ("heading", "row"):
+        return None  # a heading or an entry's row names what the sentence is about; quoted, it runs into it
     for span in (own, *(s for s in spans if s.document_id == own.document_id and s.id != own.id)):
         if (span.start <= prev.start and source.end <= span.end
                 and not span.text[prev.end - span.start:source.start - span.start].strip()):

@@ -63,6 +63,7 @@ from .claims import (
     entry_names,
     entry_of,
     entry_row_unasked,
+    entry_section,
     identifiers,
     names_cell,
     of_another_entry,
@@ -283,8 +284,10 @@ class ExtractiveReasoner:
         named = entry_names(lead)
         if not named or not 0.0 < scores[best] < 1.0:
             return None
+        section = entry_section(lead)
         ties = [i for i, c in enumerate(cands) if 0.0 < scores[i] < 1.0 and c.sentence.document_id == lead.document_id
                 and c.sentence.index < lead.index and entry_names(c.sentence) & named
+                and entry_section(c.sentence) == section
                 and (default_asked or not states_default(c.sentence))
                 and _logit(scores[best]) - _logit(scores[i]) <= self.thresholds.tie_logit]
         return min(ties, key=lambda i: cands[i].sentence.index) if ties else None
