@@ -4,7 +4,7 @@ answer, the verdict of a yes/no comparison, figures and the measures they are co
 from __future__ import annotations
 
 from rag_rlm.reasoning.claims import bare_thing_named
-from rag_rlm.reasoning.compose import short_answer, typed_candidates, verdict, yes_no
+from rag_rlm.reasoning.compose import asks_for_a_kind, short_answer, typed_candidates, verdict, yes_no
 from rag_rlm.reasoning.english import content_words, words_of
 from rag_rlm.reasoning.figures import asked_measures, comparable, figures_in, predicate, winner
 
@@ -27,6 +27,11 @@ def test_a_thing_of_code_asked_for_by_its_kind_is_its_code_name():
     assert short_answer(question, sentence) == "PostgreSQL"  # without the code name the sentence writes
     assert short_answer("Who maintains pg_restore?", sentence, code_name="pg_restore") == "PostgreSQL"  # not a kind
     assert short_answer("What does Option::ok_or do?", "Transforms it, see ok_or_else.", code_name="ok_or_else") == ""
+    # asked for after what the asker sees, in another wording (the same test reads a follow-up's "its default")
+    assert short_answer("Frozen messages pile up. Is there a setting that removes them?",
+                        "timeout_frozen_after: frozen messages are cancelled.", code_name="timeout_frozen_after") \
+        == "timeout_frozen_after"
+    assert not asks_for_a_kind("What does the timeout_frozen_after option do?")
     # the name an entry's term gives, without its value and type
     assert bare_thing_named("--error-exitcode=<number> [default: 0]: Specifies an alternative exit code.") == \
         "--error-exitcode"

@@ -39,7 +39,7 @@ def short_answer(question: str, sentence: str, code_name: str = "") -> str:
     a figure for "how many/much", a name for "who/where", `code_name` — the first the sentence
     writes that the question does not — for "which tool/option/function"), not repeating the
     question; else ""."""
-    if code_name and _ASKS_FOR_CODE.match(question):
+    if code_name and asks_for_a_kind(question):
         return code_name  # "Which tool restores the archive?": pg_restore, not the PostgreSQL it names
     found = typed_candidates(question, sentence)
     # two candidates of the type: which one answers is not clear, so say none
@@ -67,10 +67,16 @@ def typed_candidates(question: str, sentence: str) -> list[str] | None:
 
 
 _NAMED_THINGS = "|".join(NAMED_THINGS)
-# "Which pg_dump option ...", "What tool ...": the kind is the thing asked for, not a word after a verb
-# ("What does Option::ok_or do?")
-_ASKS_FOR_CODE = re.compile(rf"^\s*(?:what|which)\s+(?!(?:{'|'.join(AUXILIARIES)})\b)(?:[\w.-]+\s+){{0,2}}?"
-                            rf"(?:{'|'.join(sorted(THING_KINDS))})s?\b", re.I)
+# "Which pg_dump option ...", "What tool ...", "Is there a setting ...": the kind is the thing asked
+# for, not a word after a verb ("What does Option::ok_or do?")
+_ASKS_FOR_A_KIND = re.compile(rf"\b(?:which|what|is there an?|are there(?: any)?)\s+(?!(?:{'|'.join(AUXILIARIES)})\b)"
+                              rf"(?:[\w.-]+\s+){{0,2}}?(?:{'|'.join(sorted(THING_KINDS))})s?\b", re.I)
+
+
+def asks_for_a_kind(question: str) -> bool:
+    """Whether the question asks for a thing of code by its kind ("Which option makes cd push the
+    old directory?"): its answer is that thing's name, and a follow-up's "its default" is about it."""
+    return _ASKS_FOR_A_KIND.search(question) is not None
 
 
 @lru_cache(maxsize=QUESTION_CACHE)

@@ -36,6 +36,7 @@ import numpy as np
 from ..embed import Embedder
 from .base import Turn
 from .claims import code_names, thing_named
+from .compose import asks_for_a_kind
 from .english import (
     ATTACHING_PREPOSITIONS,
     AUX_WORDS,
@@ -48,7 +49,6 @@ from .english import (
     MEASURE_NOUNS,
     PREPOSITIONS,
     SUBJECT_PRONOUNS,
-    THING_KINDS,
     TIME_NOUNS,
     TIME_PREPOSITIONS,
     WH_WORDS,
@@ -384,15 +384,11 @@ def _slots(text: str) -> list[tuple[int, int]]:
     return out
 
 
-_ASKS_FOR_A_KIND = re.compile(rf"\b(?:which|what|is there an?|are there(?: any)?)\s+(?:[\w-]+\s+){{0,2}}?"
-                              rf"(?:{'|'.join(sorted(THING_KINDS))})s?\b", re.I)
-
-
 def _named_in_answer(prev: str, answer: str) -> str:
     """The code name the answer gave when the earlier question asked for a thing by its kind
     ("Which option makes valgrind exit with a nonzero code?" -> "--error-exitcode"): what a
     follow-up's "its default" is about. "" otherwise."""
-    if not _ASKS_FOR_A_KIND.search(prev):
+    if not asks_for_a_kind(prev):
         return ""
     thing = thing_named(answer, prev)
     name = max((thing[a:b] for a, b in code_names(thing)), key=len, default="")
