@@ -441,6 +441,17 @@ def count(s):
     assert not any("count(s)" in s.text for s in split_sentences(text))  # no sentence quotes code
 
 
+def test_html_a_sites_footer_is_no_text_of_the_page(tmp_path):
+    # Sphinx's footer (class "footer", role "contentinfo"), Apache's (id "footer"): a copyright line on every page
+    text = one(Path(__file__).parent / "data" / "pydocs" / "json.html").text
+    assert "json.dumps" in text and "Copyright" not in text and "Python Software Foundation License" not in text
+    html = """<html><body><p>DirectoryIndex sets the resources to look for.</p><div id="footer"><p>Copyright 2026 The
+    Apache Software Foundation.</p></div><div class="footer-note"><p>Kept: a class that only starts so.</p></div>
+    <footer role="contentinfo"><p>Copyright 2001-2022 The Apache Software Foundation.</p></footer></body></html>"""
+    text = one(write(tmp_path / "a.html", html)).text
+    assert "Copyright" not in text and "DirectoryIndex sets" in text and "Kept:" in text
+
+
 def test_html_wrapped_prose_in_a_pre_reads_as_paragraphs_of_its_entry(tmp_path):
     # haproxy-dconv's manuals: the plain-text manual kept in <pre class="text">, each keyword on a
     # line of its own before it, a Bootstrap dropdown in each keyword's link, examples with a caption

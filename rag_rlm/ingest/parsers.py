@@ -180,6 +180,8 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
         tag.decompose()
+    for tag in soup.find_all(_is_footer):  # copyright, licence, "Created using Sphinx": said on every page
+        tag.decompose()  # ("© Copyright 2000-2022 Kitware, Inc." had been said in an answer about CMAKE_CXX_STANDARD)
     for tag in soup.find_all("a"):
         if tag.get_text(strip=True) in _STAND_IN_LINKS:
             tag.decompose()
@@ -194,6 +196,10 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
         tag.name = "pre"
     text = "\n\n".join(_html_blocks(soup.body or soup))
     return _document(path, doc_id, data, title, text)
+
+
+def _is_footer(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    return tag.get("role") == "contentinfo" or tag.get("id") == "footer" or "footer" in (tag.get("class") or ())
 
 
 def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
