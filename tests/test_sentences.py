@@ -135,6 +135,9 @@ def test_table_without_header_and_docx_rows():
     assert [(s.kind, s.text) for s in split_sentences("Intro text here.\n\nBerlin | 120 EUR\n\nParis | 150 EUR")] == [
         ("text", "Intro text here."), ("row", "Berlin; 120 EUR"), ("row", "Paris; 150 EUR")]
     # a manual's signature with a union or an or-ed flag is prose, not a row: its sentences are split
+    # a sentence that writes an operator: its pipes are no cells
+    operators = "class collections.ChainMap(*maps): Changed in version 3.9: Added support for | and |= operators."
+    assert [(s.kind, s.text) for s in split_sentences(operators)] == [("text", operators)]
     signature = ("shutil.which(cmd, mode=os.F_OK | os.X_OK, path=None): Return the path to an executable. "
                  "If no cmd would be called, return None.")
     assert [(s.kind, s.text) for s in split_sentences(signature)] == [

@@ -328,7 +328,8 @@ def _html_rows(text: str, start: int, end: int) -> list[_Block]:
 def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Block | None) -> bool:
     """A line opens a table when it starts with "|", when a separator row follows it, or (rows
     from DOCX, one per paragraph) when it stands alone with " | " between its cells, outside any
-    brackets: "which(cmd, mode=os.F_OK | os.X_OK)" is a signature, not a row."""
+    brackets, and no other pipe: "which(cmd, mode=os.F_OK | os.X_OK)" is a signature, and "Added support
+    for | and |= operators" a sentence, not a row."""
     a, b = lines[i]
     line = text[a:b]
     if line.lstrip().startswith("|"):
@@ -336,7 +337,8 @@ def _table_starts(text: str, lines: list[tuple[int, int]], i: int, current: _Blo
     nxt = text[lines[i + 1][0]:lines[i + 1][1]] if i + 1 < len(lines) else ""
     if _TABLE_SEP.match(nxt):
         return True
-    return current is None and " | " in _bracketed_blanked(line) and not nxt.strip()
+    blanked = _bracketed_blanked(line)
+    return current is None and " | " in blanked and blanked.count("|") == blanked.count(" | ") and not nxt.strip()
 
 
 _BRACKETED = re.compile(r"\([^()]*\)|\[[^\[\]]*\]")
