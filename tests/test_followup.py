@@ -201,6 +201,11 @@ def test_a_command_option_is_carried_with_its_dashes(embedder, earlier, option):
      "What is its default?", "What is timeout_frozen_after's default?"),
     ("Which pg_dump option dumps only the schema?", "-s --schema-only: Dump only the object definitions [1].",
      "Can it be combined with --clean?", "Can --schema-only be combined with --clean?"),
+    # "that option" after a verb is no relative "that" ("the laptop that broke"): it is the option named
+    ("When I run the build, which option sets how many jobs run at once?",
+     "-j [<jobs>], --parallel [<jobs>]: The maximum number of concurrent processes to use when building [1].",
+     "And if I give that option without a number after it, how many jobs does it use?",
+     "And if I give --parallel without a number after it, how many jobs does it use?"),
 ])
 def test_it_after_a_question_for_a_kind_of_thing_is_the_name_the_answer_gave(embedder, earlier, answer, question,
                                                                             expected):

@@ -72,6 +72,8 @@ def test_several_questions():
         "Who approves leave?", "How many days do new staff get?"]
     # a "?" that a word of the same question follows names an operator, and ends nothing
     assert split_question("What does the ? operator do when the value is an error?") == []
+    # what a follow-up carried from the earlier question, in parentheses after it, is no question
+    assert split_question("And if I leave the number out, how many does it use? (compile jobs run)") == []
 
 
 def test_conjoined_questions():

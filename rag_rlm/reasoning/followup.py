@@ -49,6 +49,7 @@ from .english import (
     MEASURE_NOUNS,
     PREPOSITIONS,
     SUBJECT_PRONOUNS,
+    THING_KINDS,
     TIME_NOUNS,
     TIME_PREPOSITIONS,
     WH_WORDS,
@@ -234,8 +235,8 @@ def _anaphors(toks: list[_Tok]) -> list[int]:
             if prev in AUX_WORDS or nxt in AUX_WORDS or nxt == "be":
                 continue  # "is there a limit?"
         elif w in {"that", "this", "these", "those"}:
-            if nxt in TIME_NOUNS or (w == "that" and i and _content(toks, i - 1) and nxt):
-                continue  # "this year"; "the laptop that broke", "true that ..."
+            if nxt in TIME_NOUNS or (w == "that" and i and _content(toks, i - 1) and nxt and nxt not in THING_KINDS):
+                continue  # "this year"; "the laptop that broke", "true that ..." ("give that option" refers)
         elif w == "one":
             if nxt == "of" or nxt_content or prev in {"no", "than", "at", ""} or not (
                 prev in DETERMINERS | {"another", "which"} or _content(toks, i - 1)
@@ -397,11 +398,13 @@ def _named_in_answer(prev: str, answer: str) -> str:
 
 def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, answer: str,
              embedder: Embedder, t: Thresholds) -> Condensed:
-    if (named := _named_in_answer(prev, answer)) and all(toks[i].low in {"it", "its"} for i in anaphors):
+    if (named := _named_in_answer(prev, answer)) and all(toks[i].low in {"it", "its"} or _names_a_kind(toks, i)
+                                                         for i in anaphors):
         out = question
         for i in sorted(anaphors, reverse=True):
             tok = toks[i]
-            out = out[:tok.start] + (f"{named}'s" if tok.low == "its" else named) + out[tok.end:]
+            end = toks[i + 1].end if _names_a_kind(toks, i) else tok.end  # "that option" -> "--parallel"
+            out = out[:tok.start] + (f"{named}'s" if tok.low == "its" else named) + out[end:]
         return Condensed(out, named, "pronoun")
     cands = _phrases(prev)
     if not cands:
@@ -439,6 +442,11 @@ def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, an
             text = text[:1].upper() + text[1:]
         out = out[:a] + text + out[b:]
     return Condensed(out, subject.text, "pronoun")
+
+
+def _names_a_kind(toks: list[_Tok], i: int) -> bool:
+    """Whether toks[i] is a demonstrative before a kind of thing of code: "that option", "this setting"."""
+    return toks[i].low in {"this", "that"} and i + 1 < len(toks) and toks[i + 1].low in THING_KINDS
 
 
 def _definite(question: str, toks: list[_Tok], history: Sequence[Turn]) -> Condensed:

@@ -141,7 +141,9 @@ _QUESTION_END = re.compile(r"\?(?=\s+[^a-z\s]|\s*$)")
 
 
 def _several_questions(q: str) -> list[str]:
-    parts = [p.strip() + "?" for p in _QUESTION_END.split(q) if len(p.strip().split()) >= 3]
+    # a parenthesis after the question is what a follow-up carried from the earlier one, no question
+    parts = [p.strip() + "?" for p in _QUESTION_END.split(q)
+             if len(p.strip().split()) >= 3 and not re.fullmatch(r"\(.*\)", p.strip())]
     return parts if len(parts) >= 2 else []
 
 
