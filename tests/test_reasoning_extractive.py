@@ -13,6 +13,7 @@ from rag_rlm.reader import load_reader, shipped_reader_path
 from rag_rlm.reasoning.base import (
     HOP,
     SIDE,
+    Candidate,
     Claim,
     Draft,
     Evidence,
@@ -26,6 +27,7 @@ from rag_rlm.reasoning.base import (
 from rag_rlm.reasoning.claims import (
     answers_alone,
     asked_default,
+    continues_past_block,
     denies_the_ask,
     identifiers,
     named_cells,
@@ -431,6 +433,22 @@ def test_a_sentence_of_an_api_entry_is_said_after_the_entrys_name_when_nothing_e
     after_row = row.sentences[1].sentence
     claim = Claim(after_row.text, (Source(row.spans[0], after_row.start, after_row.end),))
     assert self_contained(claim, row.spans, [e.sentence for e in row.sentences]) is None
+
+
+def test_the_rest_of_a_sentence_that_code_or_a_list_interrupted_is_no_answer(reasoner, embedder):
+    """CMake writes "For example, the code: <code> will run someHasher after linking myPlugin": its
+    last words, said alone, had led an answer about running a tool after linking."""
+    rest = "will run someHasher after linking myPlugin, to produce a hash of it."
+    post = "POST_BUILD: Run after all other rules within the target have been executed."
+    text = f"For example, the code:\n\n```\nadd_custom_command(TARGET myPlugin POST_BUILD)\n```\n\n{rest}\n\n{post}"
+    ev = evidence(embedder, "add_custom_command", ["For example, the code:", rest, post], text=text)
+    cands = [Candidate(e.sentence, e.span, e.vector) for e in ev.sentences]
+    assert [continues_past_block(c) for c in cands] == [False, True, False]
+    listed = "using the commands:\n\n- set_property(),\n\n- target_sources(INTERFACE),\n\nand then it is used as an argument."
+    items = evidence(embedder, "add_library", ["and then it is used as an argument."], text=listed)
+    assert continues_past_block(Candidate(items.sentences[0].sentence, items.spans[0], items.sentences[0].vector))
+    draft = reasoner.answer([SubQuestion("How do I run a tool right after linking myPlugin?")], [ev], 4000)[0]
+    assert all(not c.text.startswith("will run") for c in draft.claims)
 
 
 INTEGER_ROWS = ["Name: smallint; Storage Size: 2 bytes; Description: small-range integer; Range: -32768 to +32767",

@@ -52,6 +52,23 @@ def answers_alone(sentence: Sentence) -> bool:
     return len(text.split()) >= 3 or _labelled_value(sentence) is not None
 
 
+# the last line of a code block or a list item ("- target_sources(INTERFACE),")
+_CODE_OR_ITEM_END = re.compile(r"(?:^|\n)(?:```|~~~)\s*$|(?:^|\n)[ \t]*(?:[-*+]|\d+[.)])[ \t][^\n]*$")
+
+
+def continues_past_block(c: Candidate) -> bool:
+    """Whether the candidate is the rest of a sentence that code or a list interrupted: it opens
+    with a lower-case grammar word right after a code block or a list item of its chunk. CMake's
+    "For example, the code: <code> will run someHasher after linking myPlugin" left "will run
+    someHasher ..." to be said alone, and "... using the commands: <list> and then it is used as an
+    argument to target_link_libraries()" its last words."""
+    first = c.sentence.text.split(maxsplit=1)[:1]
+    if not first or not first[0][:1].islower() or first[0] not in english.FUNCTION_WORDS:
+        return False
+    before = c.span.text[:max(0, c.sentence.start - c.span.start)].rstrip()
+    return _CODE_OR_ITEM_END.search(before) is not None
+
+
 LABELLED_VALUE_WORDS = 4  # "Default: 1024 * 1024." is a value; a longer one is a sentence of its own
 
 

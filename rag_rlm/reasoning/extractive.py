@@ -57,6 +57,7 @@ from .claims import (
     asked_rows,
     asks_default,
     bare_thing_named,
+    continues_past_block,
     default_term,
     denies_the_ask,
     distinct,
@@ -187,7 +188,7 @@ class ExtractiveReasoner:
             cands, fired = _without(cands, fired, "entry_row", lambda s: entry_row_unasked(question, s))
         if "denied_ask" in self.rules:
             cands, fired = _without(cands, fired, "denied_ask", lambda s: denies_the_ask(question, s))
-        return [c for c in cands if answers_alone(c.sentence)], fired
+        return [c for c in cands if answers_alone(c.sentence) and not continues_past_block(c)], fired
 
     def _bridge_links(self, question: str, evidence: Evidence, cands: list[Candidate]) -> list[tuple[str, Claim]]:
         """Entities named in the best sentences of the first hits but not in the question (the
