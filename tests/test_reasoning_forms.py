@@ -26,6 +26,10 @@ def test_entity_comparison():
     assert parts == ["Mara Voss: Are members of the same band?", "Ilan Dupree: Are members of the same band?"]
     parts = split_question("Are Mara Voss and Ilan Dupree both Welsh painters?")
     assert parts == ["Mara Voss: Are both Welsh painters?", "Ilan Dupree: Are both Welsh painters?"]
+    # names joined by "or" without a comparison's cue or a choice between them: either one, no comparison
+    assert split_question("What output do I get with Gradle or Maven if I never set BUILD_MODE?") == []
+    assert [p.split(": ")[0] for p in split_question("Which painter is Welsh, Mara Voss or Ilan Dupree?")] == [
+        "Mara Voss", "Ilan Dupree"]
 
 
 def test_either_or():

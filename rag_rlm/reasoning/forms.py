@@ -132,8 +132,15 @@ def _entity_comparison(q: str) -> list[tuple[str, str]]:
     if not re.search(r"\b(?:and|or)\b|,", between) or (" or " in q and not _COMPARE_CUE.search(q)
                                                          and " or " not in between):
         return []
+    if " or " in q and not _COMPARE_CUE.search(q) and not _CHOICE.search(q):
+        return []  # "What build type do I get with Makefiles or Ninja ...?": either one, no choice between them
     rest = residual_question(q)
     return [(name, rest) for name in names]
+
+
+# a question that chooses between the things it names without a comparison's cue: it opens with
+# "which" or "who" ("Which singer is American, Mark King or Nick Hexum?"), or ends with its options
+_CHOICE = re.compile(r"^\s*(?:which|who)\b|,[^,]*\bor\b[^,]*\?\s*$", re.IGNORECASE)
 
 
 # a "?" that ends a question; one that a lower-case word follows is a name ("the ? operator")
