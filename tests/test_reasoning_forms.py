@@ -96,6 +96,9 @@ def test_shared_subject():
     assert [s.text for s in plan.sub_questions] == ["What does shutil.copy2 do?", "What does shutil.copy2 return?"]
     plan = plan_by_form("How much storage does a date use and what is its highest value?")
     assert plan.sub_questions[1].text == "What is the date's highest value?"
+    # of several code names, the one the first part asks about: the subject after its auxiliary
+    plan = plan_by_form("What does max_retries in make_client do, and what is it set to by default?")
+    assert plan.sub_questions[1].text == "What is max_retries set to by default?"
     # ... but not "them": a thing's name says nothing of what "they" are
     plan = plan_by_form("What does pg_dump do with large objects and how do I restore them?")
     assert plan.sub_questions[1].text == "How do I restore them?" and plan.rules == ("conjoined_questions",)

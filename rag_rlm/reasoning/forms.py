@@ -67,6 +67,8 @@ def _shared_subject(parts: list[str]) -> list[str]:
     names, pronoun = entities(first), _PRONOUN
     if not names:  # a thing, not a person or a group: only "it" refers to it
         names, pronoun = list(dict.fromkeys(first[a:b] for a, b in code_names(first))), _IT
+        if len(names) > 1 and (subject := _CODE_SUBJECT.match(first)) and subject.group(1) in names:
+            names = [subject.group(1)]  # "does pool_recycle in create_engine do": pool_recycle is asked about
         if not names and (subject := _DO_SUBJECT.search(first)):
             names = ["the " + subject.group(1)]
     if len(names) != 1:
@@ -79,6 +81,9 @@ def _shared_subject(parts: list[str]) -> list[str]:
     return [parts[0]] + [pronoun.sub(repl, p) for p in parts[1:]]
 
 
+# the code name a question is about when it names several: the subject right after its auxiliary
+# ("[What] does pool_recycle in create_engine do", "[What] is the os.sep of ntpath")
+_CODE_SUBJECT = re.compile(r"(?:does|do|did|is|are|was|were|can|should|will)\s+(?:the\s+)?([\w.:-]*\w)", re.I)
 # "Which setting limits …", "What tool restores …": a wh-word that picks a thing by its kind
 # ("What happens …" asks for no thing: after "what", a word ending in "s" is taken for a verb)
 _ASKS_FOR_A_THING = re.compile(rf"^(?:which\s+(?!{WH}\b)[a-z]|what\s+(?!{WH}\b)[a-z][\w-]*[a-rt-z]\s)", re.I)
