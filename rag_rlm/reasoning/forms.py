@@ -144,7 +144,7 @@ def _entity_comparison(q: str) -> list[tuple[str, str]]:
 
 
 # a question that chooses between the things it names without a comparison's cue: it opens with
-# "which" or "who" ("Which singer is American, Mark King or Nick Hexum?"), or ends with its options
+# "which" or "who" ("Which painter is Welsh, Mara Voss or Ilan Dupree?"), or ends with its options
 _CHOICE = re.compile(r"^\s*(?:which|who)\b|,[^,]*\bor\b[^,]*\?\s*$", re.IGNORECASE)
 
 
