@@ -292,6 +292,9 @@ def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedd
     # a dotted name's part inside a hyphenated word is another word; a hyphenated name's parts are not
     assert unnamed_things("What does re.sub return?", ["A title for the sub-parser group"]) == ["re.sub"]
     assert unnamed_things("What does re.sub return?", ["Use sub() to replace."]) == []
+    # a plain word that names a thing by its kind is a name too, though written in lower case
+    assert unnamed_things("Which version added the walrus operator?", ["Added the | and |= operators."]) == ["walrus"]
+    assert unnamed_things("What does the nullglob option do?", ["nullglob: If set, a pattern ..."]) == []
     assert unnamed_things("Is the X-Forwarded-For header added?", ["the header forwarded for X"]) == []
     # a command-line option is said whole: its words alone are any manual's
     helgrind = ["Helgrind is a thread error detector.", "--history-size=<number>: the level of history kept"]

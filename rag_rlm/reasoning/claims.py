@@ -243,6 +243,9 @@ _QUOTES = "'`‘’\""  # the marks a name is quoted in
 _OPTION = re.compile(r"(?<![\w-])--?([A-Za-z][\w-]*[A-Za-z0-9])")
 
 
+_NAMED_KIND = re.compile(rf"\bthe\s+([a-z][a-z]{{3,}})\s+(?:{'|'.join(sorted(english.THING_KINDS | {'operator'}))})s?\b")
+
+
 def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
     """The things the question names that none of `texts` says: a capitalised word that does not
     open a sentence, an acronym or a code name, looked for case-insensitively, also without a
@@ -255,6 +258,9 @@ def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:
     # words alone ("history", "level") are any manual's
     missing = [m.group(0) for m in _OPTION.finditer(question)
                if not re.search(rf"(?<![\w-])-*{re.escape(m.group(1).lower())}(?![\w-])", said)]
+    # a plain word naming a thing of code by its kind ("the walrus operator", "the frobnicate option"):
+    # a name as much as a capitalised one, though the asker writes it in lower case
+    missing += [m.group(1) for m in _NAMED_KIND.finditer(question) if not _says(said, _plain(m.group(1).lower()))]
     for m in _NAME.finditer(question):
         word = m.group(0)
         if question[:m.start()].endswith("-"):
