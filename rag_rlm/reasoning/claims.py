@@ -243,7 +243,8 @@ _QUOTES = "'`‘’\""  # the marks a name is quoted in
 _OPTION = re.compile(r"(?<![\w-])--?([A-Za-z][\w-]*[A-Za-z0-9])")
 
 
-_NAMED_KIND = re.compile(rf"\bthe\s+([a-z][a-z]{{3,}})\s+(?:{'|'.join(sorted(english.THING_KINDS | {'operator'}))})s?\b")
+# "the walrus operator", "the nullglob option": a plain word that names a thing of code by its kind
+_NAMED_KIND = re.compile(rf"\bthe\s+([a-z][a-z]{{3,}})\s+(?:{'|'.join(sorted(english.THING_KINDS))})s?\b")
 
 
 def unnamed_things(question: str, texts: Sequence[str]) -> list[str]:

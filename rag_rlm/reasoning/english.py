@@ -198,7 +198,7 @@ GENERIC_NOUNS = set(
 # what a question asks for by its kind when it does not know the name ("Which option ...?", "Is there a
 # setting that ...?"): the answer names it, and a follow-up's "it" is that name
 THING_KINDS = set("option setting parameter flag switch command function method variable directive module class "
-                  "property attribute field key macro hook signal constant tool utility program".split())
+                  "property attribute field key macro hook signal constant tool utility program operator".split())
 MEASURE_NOUNS = set("share percentage percent amount number rate limit total kind type part".split())
 TIME_PREPOSITIONS = {"after", "before", "during", "within", "until", "since", "without", "once"}
 ATTACHING_PREPOSITIONS = {"of", "over", "under", "above", "below"}  # "expenses over $500" is one subject
