@@ -95,7 +95,7 @@ RULES: tuple[Rule, ...] = (
          "reads 'Also see the :retab command' without the 8",
          "tests/test_reasoning_extractive.py::test_a_default_written_in_an_entry_term_is_said"),
     Rule("entry_opening", "answer", "a lead of a manual entry and an earlier sentence of the same entry (the same "
-         "document, a shared entry name) that the reader scores within `tie_logit` logits of it",
+         "document and section, a shared entry name) that the reader scores within `tie_logit` logits of it",
          "the earliest such sentence leads", "the reader cannot tell an entry's sentences apart when they all name "
          "it (0.906, 0.898, 0.890 for Exim's timeout_frozen_after); the first says what the entry is, the later ones "
          "qualify it", "tests/test_reasoning_extractive.py::test_an_entrys_opening_leads_when_the_reader_cannot_tell_its_sentences_apart"),
