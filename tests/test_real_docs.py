@@ -192,3 +192,22 @@ def test_a_parameters_default_leads_its_answer(assistant):
     lead = re.split(r"\s\[\d+\]", r.answer)[0]
     assert "100 connections" in lead, r.answer
     assert cited(r)[:1] == ["runtime-config-connection.html"]
+
+
+@pytest.mark.parametrize(
+    ("question", "page", "fact"),
+    [
+        ("A colleague ran TRUNCATE on a table while my long report query was running in another session. "
+         "Is TRUNCATE MVCC-safe?", "sql-truncate.html", "not MVCC-safe"),
+        ("We archive last year's rows with a big delete, but the table file on disk never gets smaller. "
+         "Does plain VACUUM give the space back to the operating system?", "routine-vacuuming.html",
+         "will not return the space to the operating system"),
+    ],
+)
+def test_a_question_told_as_a_story_is_answered_by_what_it_asks(assistant, question, page, fact):
+    """The scene comes first and the question last, as people write to a help desk: the reader
+    also reads the asking sentence alone (rule long_question), and answers it from its page."""
+    r = ask(assistant, question)
+    assert r.found is True
+    assert page in cited(r), cited(r)
+    assert fact in r.answer, r.answer

@@ -270,6 +270,21 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not of_another_entry(identifiers("What does HIST_EXPIRE_DUPS_FIRST do?"), cushion)
 
 
+def test_a_story_whose_asking_sentence_names_a_thing_no_passage_says_is_not_found(reasoner, embedder):
+    """A long question names what it passes through, which no passage need say; told as a story, its
+    asking sentence names what it asks about, and that the passages must say (rule unnamed_thing)."""
+    ev = evidence(embedder, "KeepAlive", ["KeepAlive: Enables HTTP persistent connections.",
+                                          "The default value of KeepAlive is On."])
+    story = ("We moved our sites behind a new load balancer last week and idle browsers now keep their "
+             "sockets open. What is the default value of KeepAliveTimeout?")
+    draft = reasoner.answer([SubQuestion(story)], [ev], 4000)[0]
+    assert not draft.parts[0].found and "unnamed_thing" in draft.rules
+    scene = ("We moved our sites behind a new Varnish balancer last week and idle browsers now keep their "
+             "sockets open. What is the default value of KeepAlive?")
+    answered = reasoner.answer([SubQuestion(scene)], [ev], 4000)[0]
+    assert answered.parts[0].found and "unnamed_thing" not in answered.rules  # Varnish is only the scene
+
+
 def test_a_question_about_a_thing_no_passage_names_is_not_found(reasoner, embedder):
     """KeepAlive's default reads as an answer about KeepAliveTimeout (0.93); no passage names
     KeepAliveTimeout, so the collection does not answer. Checked when answering, and again on

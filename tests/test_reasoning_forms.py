@@ -8,6 +8,7 @@ import pytest
 from rag_rlm.errors import ConfigError
 from rag_rlm.reasoning.base import SubQuestion
 from rag_rlm.reasoning.forms import (
+    asking_sentence,
     core_question,
     entities,
     novel_entities,
@@ -188,3 +189,17 @@ def test_long_question():
                          "where Ann Lee was born?") == "what was the population of the town where Ann Lee was born?"
     assert core_question("Who approves expenses, leave and travel?") == ""  # short: read as asked
     assert core_question("Which river flows through the town where Ada Quill was born in the year of the flood?") == ""
+
+
+def test_a_question_told_as_a_story_is_read_by_its_asking_sentence():
+    """The scene names what is meant; the reader reads the sentence that asks better alone. A
+    parenthesis is no sentence's end, and an asking sentence that says nothing alone is no core."""
+    story = ("Our nightly job writes the report twice and the second copy comes out empty. "
+             "Does the scheduler retry a job that timed out?")
+    assert core_question(story) == "Does the scheduler retry a job that timed out?"
+    assert asking_sentence(story) == "Does the scheduler retry a job that timed out?"
+    aside = ("How do I write an upsert (INSERT ... ON CONFLICT DO UPDATE) for the database in this library, "
+             "and how do I say which columns conflict?")
+    assert asking_sentence(aside) == ""  # one sentence: the comma rule reads it
+    assert core_question(aside) == "How do I write an upsert (INSERT ... ON CONFLICT DO UPDATE) for the database in this library?"
+    assert asking_sentence("Our nightly job writes the report twice and the second copy comes out empty. Why does it?") == ""

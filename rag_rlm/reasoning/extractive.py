@@ -80,7 +80,7 @@ from .claims import (
 )
 from .english import content_words
 from .figures import asked_figures, comparable, figures_in, predicate, winner
-from .forms import LONG_QUESTION, novel_entities, plan_by_form, residual_question
+from .forms import LONG_QUESTION, asking_sentence, novel_entities, plan_by_form, residual_question
 from .rules import RuleSet
 from .scoring import CoreQuestionScorer, EmbeddingScorer, ThresholdAnswerability, candidate_text
 from .thresholds import Thresholds
@@ -165,8 +165,14 @@ class ExtractiveReasoner:
     def _unnamed(self, question: str, evidence: Evidence) -> list[str]:
         """What the question names that no passage read says: a same-topic sentence reads as an
         answer about it ("How do I run Celery workers on Kubernetes?"), which it never is."""
-        if "unnamed_thing" not in self.rules or len(question.split()) >= LONG_QUESTION:
-            return []  # a long question names what it passes through, which the passages need not say
+        if "unnamed_thing" not in self.rules:
+            return []
+        if len(question.split()) >= LONG_QUESTION:
+            # a long question names what it passes through, which the passages need not say; a story's
+            # asking sentence names what it asks about
+            question = asking_sentence(question)
+            if not question:
+                return []
         # the sentences read too: one that overlaps a span may reach past its end ("'tabpagemax' 'tpm' ...")
         return unnamed_things(question, [*(f"{s.title} {s.text}" for s in evidence.spans),
                                          *(e.sentence.text for e in evidence.sentences)])

@@ -288,6 +288,27 @@ _WH_WORD = re.compile(r"\b(?:who|whom|whose|what|which|where|when|why|how)\b", r
 LONG_QUESTION = 12  # words: a question this long may carry clauses that only say which thing is meant
 
 
+_SENTENCE_END = re.compile(r"(?<=[.?!])\s+(?=[A-Z`'\"(])")
+
+
+def asking_sentence(q: str) -> str:
+    """The last sentence that asks, of a question told as a story ("My nightly job writes the report
+    twice and the second copy is empty. Does the scheduler retry a job that timed out?"): the scene
+    names what is meant, and the reader, trained on short questions, reads the asking sentence
+    better alone (`scoring.CoreQuestionScorer` keeps the better of both scores). "" for a question
+    of one sentence, or when the asking one says nothing alone ("Why does it fail?")."""
+    sentences: list[str] = []
+    for piece in _SENTENCE_END.split(q):  # "(INSERT ... ON CONFLICT)" is one sentence's aside, not two sentences
+        if sentences and sentences[-1].count("(") > sentences[-1].count(")"):
+            sentences[-1] += f" {piece}"
+        else:
+            sentences.append(piece)
+    asking = [s for s in sentences if s.endswith("?")]
+    if len(sentences) < 2 or not asking or len(words_of(asking[-1])) < 2:
+        return ""
+    return asking[-1]
+
+
 def core_question(question: str) -> str:
     """A long question without the clauses set off by commas that only say which thing is meant:
     its opening and the clause that asks ("Ann Lee, known for her roles in ..., is mother to which
@@ -296,6 +317,8 @@ def core_question(question: str) -> str:
     q = " ".join(question.split())
     if len(q.split()) < LONG_QUESTION:
         return ""
+    if asked := asking_sentence(q):
+        return asked
     segments = [seg.strip() for seg in q.split(",") if seg.strip()]
     asking = [i for i, seg in enumerate(segments) if _WH_WORD.search(seg)]
     if len(segments) < 2 or not asking:

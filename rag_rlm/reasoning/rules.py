@@ -50,9 +50,11 @@ RULES: tuple[Rule, ...] = (
     Rule("bridge_entities", "plan", "entities the best sentences name that the question does not",
          "a hop per entity: a retrieval focused on it", "a multi-hop question names its subject through another thing",
          "tests/test_reasoning_extractive.py::test_a_bridge_is_taken_from_the_document_of_the_thing_the_question_names"),
-    Rule("long_question", "answer", "a question of 12 words or more with clauses set off by commas",
-         "the reader also reads its core (opening + asking clause) and keeps the better score",
-         "the reader learned from short questions; a descriptive clause draws it to sentences repeating it",
+    Rule("long_question", "answer", "a question of 12 words or more told as a story (sentences, then one "
+         "that asks) or with clauses set off by commas",
+         "the reader also reads its core (the asking sentence; else opening + asking clause) and keeps the better "
+         "score; only the asking sentence's names must be said by a passage (rule unnamed_thing)",
+         "the reader learned from short questions; a scene or a descriptive clause draws it to sentences repeating it",
          "tests/test_reasoning_forms.py::test_long_question"),
     Rule("side_own_page", "answer", "a side of a comparison whose thing has its own page among the evidence",
          "the side is answered from that page's sentences", "a mention of the thing on another page says little of it",
