@@ -81,6 +81,15 @@ def test_text_file_keeps_text_hashes_raw_bytes_and_takes_a_standalone_first_line
     assert untitled.title == "notes"
 
 
+def test_an_html_title_written_over_several_lines_is_one_line(tmp_path):
+    """Sphinx breaks its <title> over lines; a citation names the page on one line."""
+    page = ("<html><head><title>Engine Configuration\n —\n    SQLAlchemy 1.4 Documentation</title></head>"
+            "<body><h1>Engine\n  Configuration</h1><p>The engine is the starting point.</p></body></html>")
+    assert one(write(tmp_path / "engines.html", page)).title == "Engine Configuration — SQLAlchemy 1.4 Documentation"
+    untitled = page.replace("<title>Engine Configuration\n —\n    SQLAlchemy 1.4 Documentation</title>", "")
+    assert one(write(tmp_path / "bare.html", untitled)).title == "Engine Configuration"
+
+
 def test_markdown_is_kept_as_written_and_titled_by_its_first_real_heading(tmp_path):
     md = "```\n# not a heading, code\n```\n\nPolicy\n======\n\n## Limits\n\nUp to $500.\n"
     doc = one(write(tmp_path / "p.md", md))

@@ -169,9 +169,10 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     with warnings.catch_warnings():  # XHTML manuals parse fine as HTML; bs4 warns about it anyway
         warnings.simplefilter("ignore")
         soup = BeautifulSoup(data, "lxml")
-    title = soup.title.get_text(" ", strip=True) if soup.title else None
+    # one line: Sphinx writes "Engine Configuration\n —\n    SQLAlchemy 1.4 Documentation" in <title>
+    title = " ".join(soup.title.get_text(" ").split()) if soup.title else None
     h1 = soup.find("h1")
-    title = title or (h1.get_text(" ", strip=True) if h1 else None)
+    title = title or (" ".join(h1.get_text(" ").split()) if h1 else None)
     for tag in soup.find_all(_DROP):
         tag.decompose()
     for tag in soup.find_all(class_=_NAVIGATION):
