@@ -203,3 +203,11 @@ def test_a_question_told_as_a_story_is_read_by_its_asking_sentence():
     assert asking_sentence(aside) == ""  # one sentence: the comma rule reads it
     assert core_question(aside) == "How do I write an upsert (INSERT ... ON CONFLICT DO UPDATE) for the database in this library?"
     assert asking_sentence("Our nightly job writes the report twice and the second copy comes out empty. Why does it?") == ""
+
+
+def test_a_comma_inside_code_or_a_parenthesis_sets_off_no_clause():
+    """`for i, r := range s` and f(a, b) are one thing each: the core keeps them whole."""
+    q = "When I loop with `for i, r := range s` over a string holding broken bytes, which rune do I get for them?"
+    assert core_question(q) == "When I loop with `for i, r := range s` over a string holding broken bytes?"
+    q = "What does the helper merge(left, right) return, when both lists are empty, for the caller?"
+    assert core_question(q) == "What does the helper merge(left, right) return?"

@@ -309,6 +309,10 @@ def asking_sentence(q: str) -> str:
     return asking[-1]
 
 
+# a comma between clauses: not one inside code ("`for i, r := range s`") or a parenthesis ("f(a, b)")
+_CLAUSE_COMMA = re.compile(r",(?![^`]*`(?:[^`]*`[^`]*`)*[^`]*$)(?![^(]*\))")
+
+
 def core_question(question: str) -> str:
     """A long question without the clauses set off by commas that only say which thing is meant:
     its opening and the clause that asks ("Ann Lee, known for her roles in ..., is mother to which
@@ -319,7 +323,7 @@ def core_question(question: str) -> str:
         return ""
     if asked := asking_sentence(q):
         return asked
-    segments = [seg.strip() for seg in q.split(",") if seg.strip()]
+    segments = [seg.strip() for seg in _CLAUSE_COMMA.split(q) if seg.strip()]
     asking = [i for i, seg in enumerate(segments) if _WH_WORD.search(seg)]
     if len(segments) < 2 or not asking:
         return ""
