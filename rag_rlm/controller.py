@@ -48,6 +48,7 @@ from .reasoning.base import (
     failed,
 )
 from .reasoning.claims import code_names, name_like, thing_named
+from .reasoning.forms import core_question, remarked_after
 from .reasoning.serialize import node_from_dict, node_to_dict
 from .trace import Trace, TraceNode
 from .types import Sentence, Span
@@ -143,7 +144,7 @@ def solve(ctx: Context, question: str) -> Node:
     root = ctx.trace.add("ask", question, None, 0)
     held = _reserve(ctx, FLOOR, "reflect") if ctx.options.reflect else None
     # with reflection on, what is remembered is the reflected answer (below), not the draft
-    node = solve_wave(ctx, [SubQuestion(question)], 0, root, remember=not ctx.options.reflect)[0]
+    node = solve_wave(ctx, [_root(question)], 0, root, remember=not ctx.options.reflect)[0]
     if held is not None:
         held.release()
         if node.status == "ok" and node.draft.parts and not node.cache_hit:
@@ -178,6 +179,13 @@ def condense(ctx: Context, question: str, history: Sequence[Turn]) -> str:
         else:
             node.note = resolved if resolved != question else "standalone"
     return resolved
+
+
+def _root(question: str) -> SubQuestion:
+    """The question as asked; one asked first and remarked on after ("Which setting ...? I have a
+    leaky C extension.") is retrieved by what it asks: the remark draws passages that repeat it."""
+    q = " ".join(question.split())
+    return SubQuestion(question, query_text=core_question(q)) if remarked_after(q) else SubQuestion(question)
 
 
 CHECK_SENTENCES = 16  # sentences a follow-up check reads per wording (the closest by the bi-encoder)

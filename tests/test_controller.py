@@ -17,7 +17,7 @@ from hypothesis import strategies as st
 
 from rag_rlm.assistant import Assistant
 from rag_rlm.config import Settings
-from rag_rlm.controller import with_named
+from rag_rlm.controller import _root, with_named
 from rag_rlm.errors import Cancelled, UnknownCollection
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
@@ -474,3 +474,14 @@ def test_a_code_name_whose_entry_no_retrieved_span_holds_is_looked_up_by_keyword
         assert named == ["IGNORE_EOF"] and [Path(s.source).name for s in spans] == ["notes.md", "options.md"]
     finally:
         store.close()
+
+
+def test_a_question_asked_first_and_remarked_on_after_is_retrieved_by_what_it_asks():
+    """"Which setting ...? I have a leaky C extension.": the remark draws passages that repeat it
+    (a guide's aside on C extensions) instead of the setting's entry; the question is still the
+    asker's, as written."""
+    asked = "Which setting replaces a worker process after its resident memory grows past a limit?"
+    root = _root(f"{asked} I have a leaky C extension.")
+    assert root.query == asked and root.text == f"{asked} I have a leaky C extension."
+    story = _root(f"Our workers keep growing until the machine swaps. {asked}")
+    assert story.query == story.text  # a scene before the question is read with it (rule long_question)

@@ -365,3 +365,20 @@ def test_the_found_threshold_keeps_a_margin_and_the_card_rounds_it_down():
     assert sum(s < threshold for s in answerable) == 1 and sum(s < threshold for s in unanswerable) == 3
     assert pick_threshold(answerable, [0.2995]) == pytest.approx((0.3 + 0.2995) / 2)  # never past the next score
     assert card_threshold(0.30249) == 0.3024 and card_threshold(0.3) == 0.3
+
+
+def test_a_long_question_told_as_a_story_is_also_read_by_its_asking_sentence(reader):
+    """rule long_question: the story's asking sentence, read alone, lifts the sentence that answers
+    it above what the scene alone draws the reader to."""
+    from rag_rlm.reasoning.scoring import CoreQuestionScorer, ReaderScorer
+
+    scorer = CoreQuestionScorer(ReaderScorer(reader))
+    texts = [reader_text("Worker settings", "worker_max_memory_per_child: Maximum amount of resident memory, in "
+                         "kilobytes, that may be consumed by a worker before it is replaced by a new worker."),
+             reader_text("Worker settings", "This is useful if you have memory leaks you have no control over, for "
+                         "example from closed source C extensions.")]
+    asked = "Which setting replaces a worker process after its resident memory grows past a limit?"
+    story = f"Our workers keep growing until the machine swaps and everything slows down. {asked}"
+    whole, alone = reader.score(story, texts), reader.score(asked, texts)
+    assert list(scorer.score_texts(story, texts)) == [max(a, b) for a, b in zip(whole, alone, strict=True)]
+    assert whole[0] < reader.threshold <= alone[0] and alone[0] > alone[1]

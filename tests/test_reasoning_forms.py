@@ -13,6 +13,7 @@ from rag_rlm.reasoning.forms import (
     entities,
     novel_entities,
     plan_by_form,
+    remarked_after,
     residual_question,
     split_question,
 )
@@ -79,6 +80,9 @@ def test_several_questions():
     assert split_question("What does the ? operator do when the value is an error?") == []
     # what a follow-up carried from the earlier question, in parentheses after it, is no question
     assert split_question("And if I leave the number out, how many does it use? (compile jobs run)") == []
+    # a statement after the question says what the asker is after: it asks nothing of its own
+    assert split_question("How can a cleanup step change what my function returns? I want to report the error "
+                          "that closing the file gave.") == []
 
 
 def test_conjoined_questions():
@@ -203,6 +207,10 @@ def test_a_question_told_as_a_story_is_read_by_its_asking_sentence():
     assert asking_sentence(aside) == ""  # one sentence: the comma rule reads it
     assert core_question(aside) == "How do I write an upsert (INSERT ... ON CONFLICT DO UPDATE) for the database in this library?"
     assert asking_sentence("Our nightly job writes the report twice and the second copy comes out empty. Why does it?") == ""
+    # asked first, remarked on after: the asked sentence was written to be read alone
+    remark = "Which setting replaces a worker whose memory grows past a limit? We load a leaky C extension."
+    assert remarked_after(remark) and core_question(remark) == "Which setting replaces a worker whose memory grows past a limit?"
+    assert not remarked_after(story) and not remarked_after("Which setting replaces a worker whose memory grows?")
 
 
 def test_a_comma_inside_code_or_a_parenthesis_sets_off_no_clause():

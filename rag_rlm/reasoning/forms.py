@@ -153,8 +153,9 @@ _QUESTION_END = re.compile(r"\?(?=\s+[^a-z\s]|\s*$)")
 
 
 def _several_questions(q: str) -> list[str]:
-    # a parenthesis after the question is what a follow-up carried from the earlier one, no question
-    parts = [p.strip() + "?" for p in _QUESTION_END.split(q)
+    # what follows the last "?" asks nothing: a statement ("I want to set err when Close fails.") says
+    # what the asker is after; a parenthesis is what a follow-up carried from the earlier question
+    parts = [p.strip() + "?" for p in _QUESTION_END.split(q)[:-1]
              if len(p.strip().split()) >= 3 and not re.fullmatch(r"\(.*\)", p.strip())]
     return parts if len(parts) >= 2 else []
 
@@ -297,16 +298,29 @@ def asking_sentence(q: str) -> str:
     names what is meant, and the reader, trained on short questions, reads the asking sentence
     better alone (`scoring.CoreQuestionScorer` keeps the better of both scores). "" for a question
     of one sentence, or when the asking one says nothing alone ("Why does it fail?")."""
+    sentences = _sentences(q)
+    asking = [s for s in sentences if s.endswith("?")]
+    if len(sentences) < 2 or not asking or len(words_of(asking[-1])) < 2:
+        return ""
+    return asking[-1]
+
+
+def remarked_after(q: str) -> bool:
+    """Whether the question asks first and remarks after ("Which setting replaces a worker that grows
+    too big? I have a leaky C extension."): a sentence asked first was written to be read alone, and
+    the remark says why it is asked; retrieved with it, it draws passages that repeat the remark."""
+    sentences = _sentences(q)
+    return bool(asking_sentence(q)) and not sentences[-1].endswith("?")
+
+
+def _sentences(q: str) -> list[str]:
     sentences: list[str] = []
     for piece in _SENTENCE_END.split(q):  # "(INSERT ... ON CONFLICT)" is one sentence's aside, not two sentences
         if sentences and sentences[-1].count("(") > sentences[-1].count(")"):
             sentences[-1] += f" {piece}"
         else:
             sentences.append(piece)
-    asking = [s for s in sentences if s.endswith("?")]
-    if len(sentences) < 2 or not asking or len(words_of(asking[-1])) < 2:
-        return ""
-    return asking[-1]
+    return sentences
 
 
 # a comma between clauses: not one inside code ("`for i, r := range s`") or a parenthesis ("f(a, b)")

@@ -28,7 +28,8 @@ class Rule:
 
 RULES: tuple[Rule, ...] = (
     Rule("several_questions", "plan", "two or more questions, each ending in '?'",
-         "one part per question, answered in order", "each question has its own evidence",
+         "one part per question, answered in order (a statement after the last '?' is no part: it says why "
+         "the asker asks)", "each question has its own evidence",
          "tests/test_reasoning_forms.py::test_several_questions"),
     Rule("conjoined_questions", "plan", "'<wh> ... and <wh> ...'", "one part per question",
          "a conjunction of two asks is two questions", "tests/test_reasoning_forms.py::test_conjoined_questions"),
