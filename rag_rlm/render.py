@@ -114,7 +114,7 @@ def with_markers(text: str, numbers: Sequence[int]) -> str:
 # -- "not found" ------------------------------------------------------------------------------
 
 _PERSON = {"i": "you", "me": "you", "my": "your", "mine": "yours", "we": "you", "us": "you", "our": "your",
-           "am": "are"}
+           "am": "are", "i'm": "you're", "i've": "you've", "i'd": "you'd", "i'll": "you'll"}
 _WH = r"(?:what|who|whom|whose|which|when|where|why|how(?:\s+(?:many|much|long|often|far|old|big))?)"
 _BE = {"is", "are", "was", "were"}
 _AUX = _BE | {"do", "does", "did", "has", "have", "had", "can", "could", "should", "would", "will", "may", "must"}
@@ -190,7 +190,8 @@ def _be(verb: str, subject: str) -> str:
 
 def _second_person(text: str) -> str:
     """The asker's "I" is the reader's "you" ("US" stays the country)."""
-    return " ".join(_PERSON.get(w.lower(), w) if w.islower() or w == "I" else w for w in text.split())
+    return " ".join(_PERSON.get(w.lower().replace("’", "'"), w) if w.islower() or w[:1] == "I" else w
+                    for w in text.split())
 
 
 def claims_text(claims: Sequence[Claim]) -> str:

@@ -114,6 +114,8 @@ def test_a_whole_answer_not_found_is_one_message():
     ("Can I carry over vacation days?", "whether you can carry over vacation days"),
     ("Is it allowed?", "whether it is allowed"),
     ("Where can I park?", "where you can park"),
+    ("How do I pin a package while I'm testing it?", "how you pin a package while you're testing it"),
+    ("How do I keep my changes while I’ve got a rebase going?", "how you keep your changes while you've got a rebase going"),
     ("What do Mara Voss and Ilan Dupree have in common?", "what Mara Voss and Ilan Dupree have in common"),
     ("Who owns the US firm?", "who owns the US firm"),  # "US" is no "us"
 ])
