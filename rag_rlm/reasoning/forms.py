@@ -154,9 +154,8 @@ _QUESTION_END = re.compile(r"\?(?=\s+[^a-z\s]|\s*$)")
 
 def _several_questions(q: str) -> list[str]:
     # what follows the last "?" asks nothing: a statement ("I want to set err when Close fails.") says
-    # what the asker is after; a parenthesis is what a follow-up carried from the earlier question
-    parts = [p.strip() + "?" for p in _QUESTION_END.split(q)[:-1]
-             if len(p.strip().split()) >= 3 and not re.fullmatch(r"\(.*\)", p.strip())]
+    # what the asker is after, and a parenthesis is what a follow-up carried from the earlier question
+    parts = [p.strip() + "?" for p in _QUESTION_END.split(q)[:-1] if len(p.strip().split()) >= 3]
     return parts if len(parts) >= 2 else []
 
 
@@ -298,11 +297,7 @@ def asking_sentence(q: str) -> str:
     names what is meant, and the reader, trained on short questions, reads the asking sentence
     better alone (`scoring.CoreQuestionScorer` keeps the better of both scores). "" for a question
     of one sentence, or when the asking one says nothing alone ("Why does it fail?")."""
-    sentences = _sentences(q)
-    asking = [s for s in sentences if s.endswith("?")]
-    if len(sentences) < 2 or not asking or len(words_of(asking[-1])) < 2:
-        return ""
-    return asking[-1]
+    return _asking(_sentences(q))
 
 
 def remarked_after(q: str) -> bool:
@@ -310,7 +305,14 @@ def remarked_after(q: str) -> bool:
     too big? I have a leaky C extension."): a sentence asked first was written to be read alone, and
     the remark says why it is asked; retrieved with it, it draws passages that repeat the remark."""
     sentences = _sentences(q)
-    return bool(asking_sentence(q)) and not sentences[-1].endswith("?")
+    return not sentences[-1].endswith("?") and bool(_asking(sentences))
+
+
+def _asking(sentences: list[str]) -> str:
+    asking = [s for s in sentences if s.endswith("?")]
+    if len(sentences) < 2 or not asking or len(words_of(asking[-1])) < 2:
+        return ""
+    return asking[-1]
 
 
 def _sentences(q: str) -> list[str]:
