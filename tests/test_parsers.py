@@ -461,6 +461,17 @@ def test_html_a_sites_footer_is_no_text_of_the_page(tmp_path):
     assert "Copyright" not in text and "DirectoryIndex sets" in text and "Kept:" in text
 
 
+def test_html_a_read_the_docs_page_keeps_its_body_and_drops_its_sidebar_and_footer():
+    # the theme's body is <div class="wy-nav-content">, named like navigation: it had been dropped
+    # with the sidebar, and every page of such a manual failed as "empty: no text"
+    doc = one(Path(__file__).parent / "data" / "rtddocs" / "overview.html")
+    assert doc.title == "Overview — attrs 22.2.0 documentation"
+    assert doc.text.startswith("# Overview\n\nIn order to fulfill its ambitious goal of bringing back the joy")
+    assert "It does nothing dynamic at runtime, hence zero runtime overhead." in doc.text
+    assert "Built with Sphinx" not in doc.text  # its <footer>
+    assert "API Reference" not in doc.text and "Search docs" not in doc.text  # the sidebar's table of contents
+
+
 def test_html_wrapped_prose_in_a_pre_reads_as_paragraphs_of_its_entry(tmp_path):
     # haproxy-dconv's manuals: the plain-text manual kept in <pre class="text">, each keyword on a
     # line of its own before it, a Bootstrap dropdown in each keyword's link, examples with a caption

@@ -153,8 +153,9 @@ _NAVIGATION = re.compile(r"nav(?:header|footer|bar)?\b|breadcrumb|dropdown-menu"
 # example ("boring": the fn main() { around a snippet)
 _CHROME = re.compile(r"^(?:out-of-band|rightside|notable-traits|theme-popup|menu-title|boring)$")
 # a link that stands for what the page leaves out, not for text: a permalink's "¶" after a heading or a
-# term (Sphinx, texinfo) or "◆" before it (Doxygen), a summary's "Read more" (rustdoc's trait methods)
-_STAND_IN_LINKS = {"¶", "◆", "Read more"}
+# term (Sphinx, texinfo; Read the Docs' theme draws it as Font Awesome's link icon, U+F0C1) or "◆"
+# before it (Doxygen), a summary's "Read more" (rustdoc's trait methods)
+_STAND_IN_LINKS = {"¶", "\uf0c1", "◆", "Read more"}
 # a member's signature in an API reference: Javadoc's, Doxygen's
 _SIGNATURES = re.compile(r"^(?:member-signature|memproto)$")
 
@@ -176,7 +177,8 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     for tag in soup.find_all(_DROP):
         tag.decompose()
     for tag in soup.find_all(class_=_NAVIGATION):
-        tag.decompose()
+        if not _holds_main_text(tag):  # Read the Docs' theme calls the page's own body "wy-nav-content"
+            tag.decompose()
     for tag in soup.find_all(class_=_CHROME):
         tag.decompose()
     for tag in soup.find_all(attrs={"role": "navigation"}):  # Sphinx's sidebar table of contents
@@ -199,8 +201,14 @@ def parse_html(path: Path, doc_id: str, data: bytes) -> Parsed:
     return _document(path, doc_id, data, title, text)
 
 
+def _holds_main_text(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
+    """Whether the page's main text is inside: a class named like navigation may wrap it."""
+    return tag.find(["main", "article", "h1"]) is not None or tag.find(attrs={"role": "main"}) is not None
+
+
 def _is_footer(tag) -> bool:  # noqa: ANN001 - a bs4 Tag
-    return tag.get("role") == "contentinfo" or tag.get("id") == "footer" or "footer" in (tag.get("class") or ())
+    return (tag.get("role") == "contentinfo" or tag.get("id") == "footer" or "footer" in (tag.get("class") or ())
+            or (tag.name == "footer" and not _holds_main_text(tag)))  # Read the Docs' "Built with Sphinx …"
 
 
 def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
