@@ -137,6 +137,16 @@ def test_unplaceable_fragment_is_appended_not_guessed(embedder):
     assert c.reason == "appended"
 
 
+def test_those_same_things_keep_their_words_and_append_the_subject(embedder):
+    # the demonstrative had been swapped for the earlier question's code name: "Some of max_upload same forms ..."
+    earlier = [user("I set max_upload in the config and my upload forms still reject files over 10 MB. Why?"),
+               assistant("The web server's own limit applies first.")]
+    c = condense("Some of those same forms are also posted by a script. Can I lift the limit just for those?",
+                 earlier, embedder)
+    assert c.question.startswith("Some of those same forms are also posted by a script. Can I lift the limit just "
+                                 "for those? (") and c.reason == "appended"
+
+
 def test_the_same_appends_the_subject(embedder):
     c = condense("Is the same true for contractors?", [user("How many vacation days do new hires get?")], embedder)
     assert c.question.startswith("Is the same true for contractors? (")

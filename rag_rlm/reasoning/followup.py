@@ -237,13 +237,15 @@ def _anaphors(toks: list[_Tok]) -> list[int]:
         elif w in {"that", "this", "these", "those"}:
             if nxt in TIME_NOUNS or (w == "that" and i and _content(toks, i - 1) and nxt and nxt not in THING_KINDS):
                 continue  # "this year"; "the laptop that broke", "true that ..." ("give that option" refers)
+            if nxt == "same":
+                continue  # "those same endpoints" refers as "the same" does, by its "same"
         elif w == "one":
             if nxt == "of" or nxt_content or prev in {"no", "than", "at", ""} or not (
                 prev in DETERMINERS | {"another", "which"} or _content(toks, i - 1)
             ):
                 continue
         elif w == "same":
-            if prev != "the":
+            if prev not in {"the", "this", "that", "these", "those"}:
                 continue
         elif w not in {"its", "they", "them", "their", "he", "she", "him", "his", "her"}:
             continue
