@@ -85,6 +85,8 @@ def handle_http(request: Request[Any, Any, Any], exc: HTTPException) -> Response
         return _response(request, 422, "validation_error", f"{path}: {message}" if path else message, field)
     detail = str(exc.detail)
     if exc.status_code == 400 and isinstance(exc.__cause__, SerializationException):  # body did not decode
+        if "UTF-8" in detail:  # msgspec >= 0.23 reports bad UTF-8 as a decode error, without its offset
+            return _response(request, 400, "invalid_json", "request body is not valid UTF-8", "body")
         return _response(request, 422, "invalid_json", f"request body is not valid JSON: {detail}", "body")
     if exc.status_code == 400 and detail == "Request Entity Too Large":  # Litestar's part limit, kept 400 until 3.0
         limit = request.app.multipart_form_part_limit
