@@ -1,6 +1,7 @@
 """`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N] [--precision P]
-[--api-docs DIR] [--base DIR] [--learning-rate F] [--passes N] [--device cpu|cuda]`: fine-tune the reader on the
-public QA training files (and on questions asked of an API manual) and write a reader folder with its card.
+[--api-docs DIR] [--faqs MANIFEST [--faq-repeats N]] [--base DIR] [--learning-rate F] [--passes N]
+[--device cpu|cuda]`: fine-tune the reader on the public QA training files (and on questions asked of an API
+manual, and on the entries of the FAQ pages a manifest lists) and write a reader folder with its card.
 `--base` goes on from a trained reader; its card keeps how that one was made. `--device cuda` runs the same
 steps on a GPU (bench/eval_results.md: two minutes instead of an hour).
 
@@ -48,6 +49,10 @@ def register(subparsers: Any) -> None:
                    help="constructed same-article negatives sampled (default 8000)")
     p.add_argument("--api-docs", help="an API manual's JSON pages (Node.js: /usr/share/doc/nodejs/api) to ask "
                                       "reference-shaped questions of (rag_rlm.reader.apidocs)")
+    p.add_argument("--faqs", help="a manifest of FAQ pages (bench/faq_train.txt) whose entries train the reader on "
+                                  "questions in askers' words (rag_rlm.reader.faqs)")
+    p.add_argument("--faq-repeats", type=positive_int, default=1,
+                   help="times each FAQ entry is asked, each with its own random negatives (default: %(default)s)")
     p.add_argument("--base", help="start from this reader folder (or transformers model) instead of the bundled MiniLM")
     p.add_argument("--learning-rate", type=float, default=1e-4, help="peak learning rate (default: %(default)s)")
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
@@ -86,12 +91,14 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
-    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped, echoed=args.echoed)
+    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped, echoed=args.echoed,
+              faq_repeats=args.faq_repeats)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,
                          device=args.device, passes=args.passes,
-                         api_docs=Path(args.api_docs) if args.api_docs else None)
+                         api_docs=Path(args.api_docs) if args.api_docs else None,
+                         faqs=Path(args.faqs) if args.faqs else None)
     bar = _bar(args.quiet)
     try:
         result = train(config, bar)
@@ -112,11 +119,19 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
 
 
 def _check_paths(args: argparse.Namespace) -> str:
-    """What is wrong with --api-docs, --base or --learning-rate, or ""."""
+    """What is wrong with --api-docs, --faqs, --base or --learning-rate, or ""."""
     from .apidocs import files
 
     if args.api_docs and (not Path(args.api_docs).is_dir() or not files(Path(args.api_docs))):
         return f"--api-docs {args.api_docs} holds no API manual pages (*.json)"
+    if args.faqs:
+        from .faqs import pages
+
+        try:
+            if not pages(Path(args.faqs)):
+                return f"--faqs {args.faqs} lists no FAQ pages"
+        except (OSError, UnicodeDecodeError, ValueError) as e:
+            return f"--faqs: {e}"
     if args.base and not (Path(args.base) / "config.json").is_file():
         return f"--base {args.base} is no model folder (no config.json)"
     if not 0.0 < args.learning_rate < 1.0:

@@ -71,6 +71,7 @@ class Mix:
     swapped: float = 0.0  # share of squad1 questions whose answer sentence is also read under another article's title
     echoed: float = 0.0  # share of squad1 questions whose candidates are also read under a heading that echoes the question
     api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
+    faq_repeats: int = 1  # times each FAQ entry (`faqs`) is asked, each with its own random negatives
 
 
 def reader_text(title: str, sentence: str, heading: str = "") -> str:
@@ -100,9 +101,10 @@ def file_hashes(folder: Path) -> dict[str, str]:
 API_DOC_NEGATIVES = 3  # a manual's neighbours and mentions are the confusions it is there to teach
 
 
-def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None) -> list[Pair]:
-    """The training pairs of every source in `folder` (and of the API manual in `api_docs`), a
-    question's candidates together (the trainer shuffles whole groups with the same seed)."""
+def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None, faqs: Path | None = None) -> list[Pair]:
+    """The training pairs of every source in `folder` (and of the API manual in `api_docs`, and of
+    the FAQ pages the manifest `faqs` lists), a question's candidates together (the trainer
+    shuffles whole groups with the same seed)."""
     rng = random.Random(seed)
     ambiguous = _lines(folder / AMBIGUOUS)
     pairs: list[Pair] = []
@@ -133,7 +135,23 @@ def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None)
             pairs += _unanswerable(row, API_DOC_NEGATIVES - 1, 1.0)
         else:
             pairs += _answerable(row, API_DOC_NEGATIVES, rng, 1.0, mix.chained)
+    if faqs is not None:
+        pairs += _faq_pairs(faqs, mix.faq_repeats, seed)
     return _grouped(pairs, rng)
+
+
+def _faq_pairs(manifest: Path, repeats: int, seed: int) -> list[Pair]:
+    """Each FAQ entry's group (`faqs.groups`) `repeats` times, each time with its own random negatives."""
+    from ..embed import load_embedder
+    from .faqs import SOURCE, groups
+
+    embed = load_embedder().embed
+    out: list[Pair] = []
+    for n in range(repeats):
+        for g in groups(manifest, seed + n, embed):
+            out.append(Pair(g.question, g.positive, 1.0, 1.0, SOURCE))
+            out += [Pair(g.question, t, 0.0, 1.0, SOURCE) for t in g.negatives]
+    return out
 
 
 def _grouped(pairs: list[Pair], rng: random.Random) -> list[Pair]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import numpy as np
 
-from . import apidocs
+from . import apidocs, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
 from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, found_threshold, weights_sha256
 
@@ -42,6 +42,7 @@ class TrainConfig:
     listwise: float = 1.0  # weight of the per-question softmax loss beside the pointwise one
     base: str = ""  # the model to start from: the bundled MiniLM when empty, else a model or reader folder
     api_docs: Path | None = None  # an API manual's JSON pages (`apidocs`): reference-shaped questions
+    faqs: Path | None = None  # a manifest of FAQ pages (`faqs`): questions in askers' words
     precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
     device: str = "cpu"  # "cuda": the same steps on a GPU (a CPU's and a GPU's float sums differ in the last bits)
     passes: int = 1  # passes over the pairs
@@ -66,7 +67,7 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
 
     started = time.perf_counter()
     _seed(config.seed)
-    pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs)
+    pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs, config.faqs)
     if config.limit:
         pairs = pairs[: config.limit]
     if not pairs:
@@ -246,10 +247,13 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     dev = figures.get("squad2_dev", {})
     settings = asdict(config)
     settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None,
-                    api_docs=str(config.api_docs) if config.api_docs else None)
+                    api_docs=str(config.api_docs) if config.api_docs else None,
+                    faqs=str(config.faqs) if config.faqs else None)
     data = {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)}
     if config.api_docs:
         data["api_docs_sha256"] = apidocs.files_sha256(config.api_docs)
+    if config.faqs:
+        data["faq_pages_sha256"] = faqs.files_sha256(config.faqs)
     return {
         "found_threshold": dev.get("threshold", 0.5),
         "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
@@ -311,6 +315,8 @@ def _rebuild(s: dict) -> str:
     flags += [f"--echoed {mix['echoed']}"] if mix.get("echoed") else []
     flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", Mix.same_article) != Mix.same_article else []
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
+    flags += [f"--faqs {s['faqs']}"] if s.get("faqs") else []
+    flags += [f"--faq-repeats {mix['faq_repeats']}"] if s.get("faqs") and mix.get("faq_repeats", 1) != 1 else []
     flags += [f"--base {s['base']}"] if s.get("base") else []
     flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", TrainConfig.learning_rate) != TrainConfig.learning_rate else []
     flags += [f"--limit {s['limit']}"] if s["limit"] else []
@@ -318,6 +324,15 @@ def _rebuild(s: dict) -> str:
     flags += [f"--passes {s['passes']}"] if s.get("passes", 1) != 1 else []
     flags += [f"--device {s['device']}"] if s.get("device", "cpu") != "cpu" else []
     return "rag-rlm train-reader " + " ".join(flags)
+
+
+def _faq_lines(pages: dict[str, str]) -> list[str]:
+    """The card's table of FAQ pages (`faqs`), when the reader trained on some."""
+    if not pages:
+        return []
+    return ["`faq` pairs are the entries of FAQ pages manuals ship (`rag_rlm/reader/faqs.py`), each under its",
+            "package's licence (`/usr/share/doc/<package>/copyright`):", "",
+            "| FAQ page | sha256 |", "|---|---|", *(f"| {path} | `{digest}` |" for path, digest in sorted(pages.items())), ""]
 
 
 def _passes_said(settings: dict) -> str:
@@ -361,6 +376,7 @@ def card_markdown(card: dict) -> str:
         "`constructed:*` pairs are SQuAD questions changed in one detail (a figure, a name, an opposite",
         "word, a negation) so that their own sentence no longer answers them (`rag_rlm/reader/perturb.py`).",
         "",
+        *_faq_lines(card["data"].get("faq_pages_sha256", {})),
         "## Figures",
         "",
     ]
