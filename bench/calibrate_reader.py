@@ -2,7 +2,7 @@
 half of the SQuAD 2.0 dev sample, reports it on the check half, and writes it into the reader's card.
 
     python bench/calibrate_reader.py [--reader models/reader] [--store pgserver://.rag_rlm/pgdata]
-                                     [--collection squad2] [--write]
+                                     [--collection dev_squad2] [--write]
 
 Every tune question is answered (recursive, at --k, the reader at the threshold 0: nothing declined),
 and its confidence (the reader's best score) recorded; the threshold is the one that declines most
@@ -25,6 +25,7 @@ sys.path.insert(0, str(ROOT))
 
 from rag_rlm.assistant import Assistant  # noqa: E402
 from rag_rlm.config import Settings  # noqa: E402
+from rag_rlm.errors import UnknownCollection  # noqa: E402
 from rag_rlm.eval.data import read_questions  # noqa: E402
 from rag_rlm.eval.runner import _NoSharedState, ask_one  # noqa: E402
 from rag_rlm.eval.splits import half  # noqa: E402
@@ -47,19 +48,33 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--reader", default=str(shipped_reader_path()))
     parser.add_argument("--store", default=f"pgserver://{ROOT / '.rag_rlm' / 'pgdata'}")
-    parser.add_argument("--collection", default="squad2")
+    parser.add_argument("--collection", default="dev_squad2", help="the SQuAD 2.0 dev corpus's collection, as the "
+                        "other benches name it (default: %(default)s)")
     parser.add_argument("--precisions", default="int8,fp32,bf16", help="comma-separated, each calibrated")
     parser.add_argument("--k", type=int, default=Settings.top_k, help="spans retrieved per question (default: "
                         "the shipped top_k, %(default)s)")
     parser.add_argument("--write", action="store_true", help="record the thresholds in the reader's card")
     args = parser.parse_args()
     picked = {}
+    check_collection(args.store, args.collection)
     for precision in args.precisions.split(","):  # each runs with its own threshold (RAG_RLM_READER_PRECISION)
         settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
                                      reader_precision=precision)
         picked[precision] = calibrate(settings, args.collection, args.k)
     if args.write:
         write(Path(args.reader), picked, args.k)
+
+
+def check_collection(store: str, collection: str) -> None:
+    """Exit naming the command that makes `collection` when the store lacks it."""
+    assistant = Assistant(Settings.from_env(store=store, reader="none"), state=_NoSharedState())
+    try:
+        assistant.store.version(collection)
+    except UnknownCollection:
+        raise SystemExit(f"calibrate_reader: no collection {collection!r} in {store}; make it with: rag-rlm eval "
+                         f"{SQUAD2} --collection {collection} --corpus {SQUAD2.with_name('corpus.jsonl')}") from None
+    finally:
+        assistant.close()
 
 
 def calibrate(settings: Settings, collection: str, k: int) -> dict:
