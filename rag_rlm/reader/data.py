@@ -147,10 +147,9 @@ def _faq_pairs(manifest: Path, repeats: int, seed: int) -> list[Pair]:
 
     embed = load_embedder().embed
     out: list[Pair] = []
-    for n in range(repeats):
-        for g in groups(manifest, seed + n, embed):
-            out.append(Pair(g.question, g.positive, 1.0, 1.0, SOURCE))
-            out += [Pair(g.question, t, 0.0, 1.0, SOURCE) for t in g.negatives]
+    for g in groups(manifest, seed, embed, repeats):
+        out.append(Pair(g.question, g.positive, 1.0, 1.0, SOURCE))
+        out += [Pair(g.question, t, 0.0, 1.0, SOURCE) for t in g.negatives]
     return out
 
 

@@ -130,15 +130,15 @@ def _pod_markdown(pod: str) -> tuple[str, str]:
     return title or "perlfaq", "\n\n".join(out)
 
 
-def groups(manifest: Path, seed: int, embed: Callable[[list[str]], np.ndarray]) -> list[Group]:
-    """One listwise group per FAQ entry of the listed pages (`embed`: the bundled bi-encoder)."""
+def groups(manifest: Path, seed: int, embed: Callable[[list[str]], np.ndarray], repeats: int = 1) -> list[Group]:
+    """One listwise group per FAQ entry of the listed pages (`embed`: the bundled bi-encoder), `repeats`
+    times, the n-th time with random negatives seeded `seed + n`. Pages are read and embedded once."""
     from .data import reader_text
 
-    rng = random.Random(seed)
     listed = [entries(p) for p in pages(manifest)]
     texts = {e: [reader_text(e.title, s) for s in e.answer] for page in listed for e in page}
     vectors = _vectors(embed, [t for ts in texts.values() for t in ts[:ANSWER_SENTENCES]])
-    out: list[Group] = []
+    ranked: list[tuple[Entry, list[str], list[str]]] = []  # each entry's hard negatives and the rest
     for page in (p for p in listed if p):  # an index page asks nothing
         pool = page if len(page) >= MIN_ENTRIES else [e for p in listed for e in p if _project(e) == _project(page[0])]
         for entry in page:
@@ -149,10 +149,12 @@ def groups(manifest: Path, seed: int, embed: Callable[[list[str]], np.ndarray]) 
                 continue
             closeness = np.stack([vectors[t] for t in others]) @ embed([entry.question])[0]
             order = np.argsort(-closeness, kind="stable")
-            hard = [others[k] for k in order[:HARD]]
-            rest = [others[k] for k in order[HARD:]]
-            negatives = tuple(hard + rng.sample(rest, min(RANDOM, len(rest))))
-            out.append(Group(entry.question, texts[entry][0], negatives, entry.page))
+            ranked.append((entry, [others[k] for k in order[:HARD]], [others[k] for k in order[HARD:]]))
+    out: list[Group] = []
+    for n in range(repeats):
+        rng = random.Random(seed + n)
+        out += [Group(entry.question, texts[entry][0], tuple(hard + rng.sample(rest, min(RANDOM, len(rest)))), entry.page)
+                for entry, hard, rest in ranked]
     return out
 
 
