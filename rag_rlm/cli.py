@@ -1,4 +1,4 @@
-"""`rag-rlm`: ask, chat, serve, source, migrate, db, eval, train-reader, insights.
+"""`rag-rlm`: ask, chat, serve, source, migrate, db, eval, train-reader, average-readers, insights.
 
 Exit codes: 0 ok, 1 the work failed, 2 usage or configuration error, 130 interrupted. Every
 command takes -q/--quiet and -v/--verbose, which mean the same everywhere (rag_rlm.clikit).

