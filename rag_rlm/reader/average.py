@@ -114,13 +114,10 @@ def _card(folders: list[Path], cards: list[dict], figures: dict, seconds: float)
     files: dict[str, str] = {}
     for card in cards:
         files.update(card.get("data", {}).get("files_sha256", {}))
+    from .train import threshold_fields
+
     return {
-        "found_threshold": dev.get("threshold", 0.5),
-        "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
-        "found_threshold_bf16": dev.get("bf16", {}).get("threshold", dev.get("threshold", 0.5)),
-        "threshold_from": ("squad2 dev tune half: most unanswerables declined with at most "
-                           f"{dev.get('max_wrongly_declined', 0.1):.0%} of answerables declined") if dev else
-                          "default 0.5 (no dev data given)",
+        **threshold_fields(dev),
         "max_tokens": cards[0].get("max_tokens"),
         "base": f"the mean of {len(folders)} readers' weights",
         "settings": {"layers": cards[0]["settings"]["layers"]},

