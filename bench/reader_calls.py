@@ -4,7 +4,7 @@ reader scores while every question we hold is asked once, labelled, then scored 
 dev sets as answering them produced them (sub-questions, hops, cores and all).
 
     python bench/reader_calls.py record --out bench/out/reader_calls.json.gz [--sets all] [--dev hotpotqa,musique,squad2]
-    python bench/reader_calls.py score bench/out/reader_calls.json.gz --reader DIR [--reader DIR ...]
+    python bench/reader_calls.py score bench/out/reader_calls.json.gz --reader DIR [--reader DIR ...] [--cosine]
 
 A candidate answers a dev question when it holds a gold answer (not "yes"/"no"); a real-page question when it
 holds eight words in a row of a sentence the expectation quotes ('...'), or, where it quotes none, half or
@@ -179,6 +179,13 @@ def score(args: argparse.Namespace) -> None:
         data = json.load(f)
     pairs = [tuple(p) for p in data["pairs"]]
     print(figures("recorded", data["calls"], None))
+    if args.cosine:  # the bundled bi-encoder alone: what the reader must beat
+        from rag_rlm.embed import load_embedder
+
+        embed = load_embedder().embed
+        questions, texts = sorted({q for q, _ in pairs}), sorted({t for _, t in pairs})
+        q_vec, t_vec = dict(zip(questions, embed(questions), strict=True)), dict(zip(texts, embed(texts), strict=True))
+        print(figures("bi-encoder cosine", data["calls"], np.array([float(q_vec[q] @ t_vec[t]) for q, t in pairs])))
     for folder in args.reader:
         reader = load_reader(folder, precision=args.precision)
         print(figures(folder, data["calls"], reader.probabilities(pairs)))
@@ -194,7 +201,8 @@ def main() -> None:
     rec.add_argument("--dev-store", default="pgserver://.rag_rlm/pgdata", help="store of the dev collections dev_<set>")
     sco = sub.add_parser("score", help="score the recorded pairs with reader folders")
     sco.add_argument("file", help="what record wrote")
-    sco.add_argument("--reader", action="append", required=True, help="a reader folder (repeat for more)")
+    sco.add_argument("--reader", action="append", default=[], help="a reader folder (repeat for more)")
+    sco.add_argument("--cosine", action="store_true", help="also the bundled bi-encoder's cosine alone")
     sco.add_argument("--precision", default="fp32", help="fp32, bf16 or int8 (default: %(default)s)")
     args = parser.parse_args()
     record(args) if args.command == "record" else score(args)
