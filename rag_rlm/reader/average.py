@@ -16,11 +16,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import shutil
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from .model import CARD, HEAD, WEIGHTS, weights_sha256
+from .model import CARD, HEAD, WEIGHTS
+from .train import dev_figures, rebuild_command, threshold_fields, write_card
 
 SAME_CONFIG = ("model_type", "num_hidden_layers", "hidden_size", "num_attention_heads", "intermediate_size",
                "vocab_size", "max_position_embeddings")
@@ -43,12 +45,10 @@ def average_readers(folders: list[Path], out: Path, dev: Path | None = None) -> 
     _write_weights(folders, out)
     figures: dict = {}
     card = _card(folders, cards, figures, time.perf_counter() - started)
-    _write_card(out, card)  # a first card, so the folder loads for the figures below
+    write_card(out, card)  # a first card, so the folder loads for the figures below
     if dev is not None and (dev / "questions.jsonl").is_file():
-        from .train import dev_figures
-
         figures["squad2_dev"] = dev_figures(dev, out)
-        _write_card(out, _card(folders, cards, figures, time.perf_counter() - started))
+        write_card(out, _card(folders, cards, figures, time.perf_counter() - started))
     return AverageResult(out, len(folders), time.perf_counter() - started, figures)
 
 
@@ -89,8 +89,6 @@ def _shape(folder: Path, card: dict) -> dict:
 
 def _write_weights(folders: list[Path], out: Path) -> None:
     """The mean of each tensor, summed in fp32 and stored in fp16 as train-reader stores its weights."""
-    import shutil
-
     from safetensors.torch import load_file, save_file
 
     out.mkdir(parents=True, exist_ok=True)
@@ -114,8 +112,6 @@ def _card(folders: list[Path], cards: list[dict], figures: dict, seconds: float)
     files: dict[str, str] = {}
     for card in cards:
         files.update(card.get("data", {}).get("files_sha256", {}))
-    from .train import threshold_fields
-
     return {
         **threshold_fields(dev),
         "max_tokens": cards[0].get("max_tokens"),
@@ -131,18 +127,8 @@ def _card(folders: list[Path], cards: list[dict], figures: dict, seconds: float)
     }
 
 
-def _write_card(out: Path, card: dict) -> None:
-    from .train import card_markdown
-
-    card = dict(card, weights_sha256=weights_sha256(out))
-    (out / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
-    (out / "README.md").write_text(card_markdown(card), encoding="utf-8")
-
-
 def rebuild_lines(card: dict, out: str) -> list[str]:
     """The commands that rebuild an averaged reader: each ingredient's train-reader line, then the mean."""
-    from .train import rebuild_command
-
     lines = [rebuild_command(i["settings"]) for i in card["ingredients"]]
     return lines + ["rag-rlm average-readers " + " ".join(i["settings"]["out"] for i in card["ingredients"])
                     + f" --out {out}"]

@@ -104,11 +104,11 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     _save(model, tokenizer, config.out)
     figures = {"train_loss_last_100": round(float(np.mean(losses[-100:])), 4)}
     card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
-    _write_card(config.out, card)  # a first card, so the folder loads for the figures below
+    write_card(config.out, card)  # a first card, so the folder loads for the figures below
     if config.dev is not None and (config.dev / "questions.jsonl").is_file():
         figures["squad2_dev"] = dev_figures(config.dev, config.out)
         card = _card(config, pairs, len(batches), figures, time.perf_counter() - started)
-        _write_card(config.out, card)
+        write_card(config.out, card)
     return TrainResult(config.out, len(batches), len(pairs), time.perf_counter() - started, figures)
 
 
@@ -305,7 +305,8 @@ def _threads() -> int:
     return torch.get_num_threads()
 
 
-def _write_card(out: Path, card: dict) -> None:
+def write_card(out: Path, card: dict) -> None:
+    """`reader.json` with the weights' sha256, and the README.md card a person reads."""
     card = dict(card, weights_sha256=weights_sha256(out))
     (out / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
     (out / "README.md").write_text(card_markdown(card), encoding="utf-8")
@@ -352,7 +353,6 @@ def card_markdown(card: dict) -> str:
     if "ingredients" in card:
         return _averaged_markdown(card)
     s = card["settings"]
-    dev = card["figures"].get("squad2_dev")
     lines = [
         "# rag-rlm reader",
         "",
