@@ -2,20 +2,24 @@
 half of the SQuAD 2.0 dev sample, reports it on the check half, and writes it into the reader's card.
 
     python bench/calibrate_reader.py [--reader models/reader] [--store pgserver://.rag_rlm/pgdata]
-                                     [--collection dev_squad2] [--write]
+                                     [--collection dev_squad2] [--cosine-weight W --cosine-centre C] [--write]
 
 Every tune question is answered (recursive, at --k, the reader at the threshold 0: nothing declined),
 and its confidence (the reader's best score) recorded; the threshold is the one that declines most
 unanswerable questions while declining at most 10% of the answerable ones. `train-reader` picks a
 first threshold on the reader's own candidates; this one is what the product's answers are judged
 on. With --write the card (reader.json, README.md) records it and where it came from.
+With --cosine-weight the system reads the reader's logit moved by the bi-encoder's cosine
+(`scoring.CosineBlend`), and --write records that blend beside the thresholds picked on it.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import shutil
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -53,16 +57,43 @@ def main() -> None:
     parser.add_argument("--precisions", default="int8,fp32,bf16", help="comma-separated, each calibrated")
     parser.add_argument("--k", type=int, default=Settings.top_k, help="spans retrieved per question (default: "
                         "the shipped top_k, %(default)s)")
-    parser.add_argument("--write", action="store_true", help="record the thresholds in the reader's card")
+    parser.add_argument("--cosine-weight", type=float, help="calibrate the reader read with this blend of the "
+                        "bi-encoder's cosine (scoring.CosineBlend; 0: none); default: the card's own")
+    parser.add_argument("--cosine-centre", type=float, default=0.0, help="the blend's centre cosine")
+    parser.add_argument("--hop-unless", type=float, help="the blend's hop threshold (Thresholds.hop_unless on its scale)")
+    parser.add_argument("--cosine-from", default="", help="where the blend's weight and centre came from (the card says it)")
+    parser.add_argument("--write", action="store_true", help="record the thresholds (and the blend) in the reader's card")
     args = parser.parse_args()
     picked = {}
     check_collection(args.store, args.collection)
-    for precision in args.precisions.split(","):  # each runs with its own threshold (RAG_RLM_READER_PRECISION)
-        settings = Settings.from_env(store=args.store, reader=args.reader, found_threshold=0.0,
-                                     reader_precision=precision)
-        picked[precision] = calibrate(settings, args.collection, args.k)
-    if args.write:
-        write(Path(args.reader), picked, args.k)
+    with tempfile.TemporaryDirectory() as tmp:
+        reader = (args.reader if args.cosine_weight is None else
+                  blended_copy(Path(args.reader), Path(tmp), args))
+        for precision in args.precisions.split(","):  # each runs with its own threshold (RAG_RLM_READER_PRECISION)
+            settings = Settings.from_env(store=args.store, reader=str(reader), found_threshold=0.0,
+                                         reader_precision=precision)
+            picked[precision] = calibrate(settings, args.collection, args.k)
+        if args.write:
+            write(Path(args.reader), picked, args.k, blend=json.loads((Path(reader) / CARD).read_text(encoding="utf-8")))
+
+
+BLEND = ("cosine_weight", "cosine_centre", "hop_unless", "cosine_from")  # rag_rlm.reasoning.build.BLENDED and its source
+
+
+def blended_copy(folder: Path, tmp: Path, args: argparse.Namespace) -> Path:
+    """The reader folder copied with its card naming the blend (none when weight is 0): the system
+    builds its scorer from the card, so this is what it is calibrated with."""
+    copy = tmp / folder.name
+    shutil.copytree(folder, copy)
+    card = json.loads((copy / CARD).read_text(encoding="utf-8"))
+    for key in BLEND:
+        card.pop(key, None)
+    if args.cosine_weight:
+        card.update(cosine_weight=args.cosine_weight, cosine_centre=args.cosine_centre,
+                    cosine_from=args.cosine_from or "bench/calibrate_reader.py",
+                    **({"hop_unless": args.hop_unless} if args.hop_unless is not None else {}))
+    (copy / CARD).write_text(json.dumps(card, indent=2, sort_keys=True) + "\n", encoding="utf-8")
+    return copy
 
 
 def check_collection(store: str, collection: str) -> None:
@@ -93,10 +124,15 @@ def calibrate(settings: Settings, collection: str, k: int) -> dict:
     return {"threshold": card_threshold(threshold), "k": k, **figures}
 
 
-def write(folder: Path, picked: dict, k: int) -> None:
+def write(folder: Path, picked: dict, k: int, blend: dict) -> None:
+    """The thresholds picked, and the blend they were picked with (`blend`: the card calibrated)."""
     from rag_rlm.reader.train import card_markdown
 
     card = json.loads((folder / CARD).read_text(encoding="utf-8"))
+    for key in BLEND:
+        card.pop(key, None)
+        if key in blend:
+            card[key] = blend[key]
     for precision, figures in picked.items():  # the plain key is int8's, as the first card had it
         card["found_threshold" if precision == "int8" else f"found_threshold_{precision}"] = figures["threshold"]
         card["figures"]["squad2_system" if precision == "int8" else f"squad2_system_{precision}"] = figures

@@ -11,6 +11,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 from rag_rlm.controller import Options, _key
@@ -382,3 +383,35 @@ def test_a_long_question_told_as_a_story_is_also_read_by_its_asking_sentence(rea
     whole, alone = reader.score(story, texts), reader.score(asked, texts)
     assert list(scorer.score_texts(story, texts)) == [max(a, b) for a, b in zip(whole, alone, strict=True)]
     assert whole[0] < reader.threshold <= alone[0] and alone[0] > alone[1]
+
+
+def test_a_card_calibrated_with_a_cosine_blend_moves_the_readers_logit_by_the_bi_encoders_cosine(tmp_path, embedder):
+    """A card that names a cosine weight makes the reasoner read logit + weight x (cosine - centre),
+    with the threshold the card was calibrated at; a card without one reads the reader alone."""
+    from rag_rlm.config import Settings
+    from rag_rlm.reader.train import card_markdown
+    from rag_rlm.reasoning.build import build_reasoner
+    from rag_rlm.reasoning.scoring import CosineBlend
+
+    folder = tmp_path / "blended"
+    shutil.copytree(shipped_reader_path(), folder)
+    card = json.loads((folder / "reader.json").read_text())
+    card.update(cosine_weight=8.0, cosine_centre=0.58, hop_unless=0.97, cosine_from="a test", found_threshold_fp32=0.2)
+    (folder / "reader.json").write_text(json.dumps(card))
+    assert "logit + 8 x (the bi-encoder's cosine - 0.58)" in card_markdown(card)  # the card a person reads says it
+    blended = build_reasoner(Settings(reader=str(folder), reader_precision="fp32"), embedder)
+    alone = build_reasoner(Settings(reader=str(shipped_reader_path()), reader_precision="fp32"), embedder)
+    t = blended.thresholds
+    assert (t.cosine_weight, t.cosine_centre, t.hop_unless, t.found) == (8.0, 0.58, 0.97, 0.2)
+    assert "a test" in t.source("cosine_weight") and "a test" in t.source("hop_unless")
+    assert alone.thresholds.cosine_weight == 0.0 and "+cosine" not in alone.identity
+    assert "+cosine*8@0.58" in blended.identity and blended.identity != alone.identity  # no shared memo entries
+
+    question = "When was the tower built?"
+    texts = [reader_text("Tower", "It was built in 1874."), reader_text("Tower", "The tower is painted red.")]
+    scorer = CosineBlend(alone.scorer, embedder, 8.0, 0.58)
+    p, q = alone.scorer.score_texts(question, texts), scorer.score_texts(question, texts)
+    vectors = embedder.embed([question, *texts])
+    logit_p, logit_q = (np.log(x / (1 - x)) for x in (p.astype(np.float64), q.astype(np.float64)))
+    assert logit_q == pytest.approx(logit_p + 8.0 * (vectors[1:] @ vectors[0] - 0.58), abs=1e-3)
+    assert CosineBlend(alone.scorer, embedder, 0.0, 0.58).score_texts(question, texts) == pytest.approx(p, abs=1e-6)

@@ -453,6 +453,10 @@ def _figure_lines(card: dict, train_loss: float | None) -> list[str]:
               f"{system[h]['answerable_wrongly_declined']:.3f} |" for h in ("tune", "check")),
             "",
         ]
+    if "cosine_weight" in card:
+        lines += [f"The system reads this reader's logit + {card['cosine_weight']:g} x (the bi-encoder's cosine - "
+                  f"{card['cosine_centre']:g}) (`rag_rlm.reasoning.scoring.CosineBlend`; {card['cosine_from']}); the "
+                  "system's thresholds above were calibrated on that blend.", ""]
     thresholds = ", ".join(f"{found_threshold(card, p)} in {p}" for p in PRECISIONS)
     lines += [f"The threshold the reader answers with: {thresholds} (fp32 is also the numpy path of a "
               f"short-lived command; bf16 is the default where the CPU has it) ({card['threshold_from']}).", "",

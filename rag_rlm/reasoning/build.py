@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from ..config import Settings
-from ..embed import Embedder
+from ..embed import Embedder, cached
 from .base import Reasoner, SentenceScorer
 from .rules import RuleSet
 from .thresholds import Thresholds
+
+# what a card calibrated with a cosine blend sets beside its threshold: the blend, and the hop
+# threshold measured on its scale
+BLENDED = ("cosine_weight", "cosine_centre", "hop_unless")
 
 
 def build_scorer(settings: Settings) -> SentenceScorer | None:
@@ -29,6 +33,9 @@ def build_thresholds(settings: Settings, scorer: SentenceScorer | None) -> Thres
         t = t.with_values(f"reader card {reader.path}/reader.json: {card.get('threshold_from', '')}".strip(),
                           found=reader.threshold, **({"reader_candidates": card["reader_candidates"]}
                                                      if "reader_candidates" in card else {}))
+        if "cosine_weight" in card:  # the threshold above was calibrated on the blended score
+            t = t.with_values(f"reader card {reader.path}/reader.json: {card.get('cosine_from', '')}".strip(),
+                              **{name: card[name] for name in BLENDED if name in card})
     if settings.found_threshold >= 0:
         t = t.with_values("setting found_threshold", found=settings.found_threshold)
     if settings.reader_candidates:
@@ -41,6 +48,11 @@ def build_reasoner(settings: Settings, embedder: Embedder, scorer: SentenceScore
     both read with `scorer` (built from the settings when not given)."""
     scorer = scorer if scorer is not None else build_scorer(settings)
     thresholds = build_thresholds(settings, scorer)
+    if scorer is not None and thresholds.cosine_weight:
+        from .scoring import CosineBlend
+
+        embedder = cached(embedder)  # the reasoner's own: a question is embedded once for both
+        scorer = CosineBlend(scorer, embedder, thresholds.cosine_weight, thresholds.cosine_centre)
     rules = RuleSet.from_setting(settings.rules_off)
     if not settings.llm:
         from .extractive import ExtractiveReasoner

@@ -3,6 +3,8 @@
 
 - `ReaderScorer`: the trained reader reads (question, "title — heading: sentence") and gives the
   probability that the sentence answers the question. The default.
+- `CosineBlend`: the reader's logit moved by the bi-encoder's cosine (a reader card calibrated
+  with a blend asks for it).
 - `EmbeddingScorer`: the bi-encoder's cosine between the question and the stored sentence vector,
   plus a share of the question's words the sentence's context says (`RAG_RLM_READER=none`: no
   reader, answers from sentence similarity alone, as before the reader existed).
@@ -69,6 +71,42 @@ def coverage(question: str, texts: Sequence[str]) -> np.ndarray:
     if not words:
         return np.zeros(len(texts), dtype=np.float32)
     return np.array([len(words & content_words(t)) / len(words) for t in texts], dtype=np.float32)
+
+
+class CosineBlend:
+    """The reader's logit plus `weight` x (the bi-encoder's cosine - `centre`), read as a probability.
+    The reader learned from Wikipedia questions; on a manual it meets first, asked as a story, the
+    bi-encoder (trained on far more kinds of text) picks the answering sentence more often
+    (bench/eval_results.md, twenty-fourth round), and on the older sets the sum reads better than
+    either. `centre` is the cosine at which the reader's probability is left as it is; the reader's
+    card names both with the threshold calibrated on the blend."""
+
+    def __init__(self, inner, embedder, weight: float, centre: float):  # a SentenceScorer, an Embedder
+        self.inner = inner
+        self.embedder = embedder
+        self.weight = weight
+        self.centre = centre
+        self.identity = f"{inner.identity}+cosine*{weight:g}@{centre:g}"
+        self.reader = getattr(inner, "reader", None)
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        scores = self.inner.score(question, candidates, question_vector)
+        if not candidates:
+            return scores
+        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
+        return self._blend(scores, np.stack([c.vector for c in candidates]) @ qv)
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        scores = self.inner.score_texts(question, texts)
+        if not texts:
+            return scores
+        vectors = self.embedder.embed([question, *texts])
+        return self._blend(scores, vectors[1:] @ vectors[0])
+
+    def _blend(self, probabilities: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+        p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
+        logits = np.log(p / (1 - p)) + self.weight * (np.asarray(cosines, dtype=np.float64) - self.centre)
+        return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 
 
 class CoreQuestionScorer:

@@ -20,6 +20,10 @@ class Thresholds:
     second_share: float = 0.8
     # candidates the reader re-scores per question, the best by the bi-encoder first
     reader_candidates: int = 12
+    # the reader's score is read as logit + cosine_weight x (the bi-encoder's cosine - cosine_centre)
+    # (`scoring.CosineBlend`); 0: the reader alone. A reader's card sets both with its threshold
+    cosine_weight: float = 0.0
+    cosine_centre: float = 0.0
     # sentences said per part at most: the one that answers, and one that supports it
     max_claims: int = 2
     # cosine above which two sentences say the same thing (one is dropped)
@@ -77,6 +81,8 @@ DEFAULT_SOURCES = {
     "support_share": "half the found threshold: measured on the tune halves (bench/eval_results.md)",
     "second_share": "measured on the tune halves: a second sentence under it was off the question",
     "reader_candidates": "bench/bench_reader.py: top-1 stops improving beyond it on the tune halves",
+    "cosine_weight": "no blend unless the reader's card was calibrated with one (bench/calibrate_reader.py)",
+    "cosine_centre": "no blend unless the reader's card was calibrated with one (bench/calibrate_reader.py)",
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "tie_logit": "chosen before measuring: scores this close are the reader's noise, not a reading",
