@@ -187,6 +187,28 @@ def test_a_premised_question_is_answered_by_its_answer_sentence_not_by_its_premi
             assert answer not in p.text.lower() and premise.rstrip(".") in p.text
 
 
+def test_a_question_told_as_a_story_is_answered_by_its_answer_sentence_not_by_the_scene(tmp_path):
+    from rag_rlm.reader.data import STORY_WORDS
+
+    data = _slice(tmp_path, 40)
+    mix = Mix(squad1=30, same_article=0, constructed=0.0, storied=1.0)
+    pairs = [p for p in build_pairs(data, mix, 7) if p.source.endswith(":story")]
+    assert pairs and pairs == [p for p in build_pairs(data, mix, 7) if p.source.endswith(":story")]
+    rows = {r["question"].strip(): r for r in map(json.loads, gzip.open(data / "squad1.0_train_explorer.jsonl.gz", "rt"))}
+    for question in dict.fromkeys(p.question for p in pairs):
+        asked = next(q for q in rows if question.endswith(" " + q))
+        scene, answer = question[: -len(asked)].strip(), rows[asked]["answers"][0]["text"].lower()
+        told = [p for p in pairs if p.question == question]
+        assert [p.label for p in told].count(1.0) == 1 and 2 <= len(told) <= 4
+        assert 0 < len(scene.split()) <= STORY_WORDS[2]  # the ask must still fit the reader's tokens
+        for p in told:
+            sentence = p.text.partition(": ")[2]
+            if p.label == 1.0:  # the answer sentence answers
+                assert answer in p.text.lower() and sentence not in scene
+            else:  # each sentence of the scene, said before the question, does not
+                assert answer not in p.text.lower() and sentence in scene
+
+
 def _articles(tmp_path: Path, articles: int, rows_per_article: int) -> Path:
     """SQuAD v1 rows of the first `articles` articles of the real training file."""
     out = tmp_path / "train"

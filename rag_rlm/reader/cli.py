@@ -43,6 +43,9 @@ def register(subparsers: Any) -> None:
                    help="share of SQuAD v1 questions that also train on two-sentence candidates (default 0)")
     p.add_argument("--premised", type=float, default=0.0,
                    help="share of SQuAD v1 questions also asked after a premise from their context (default 0)")
+    p.add_argument("--storied", type=float, default=0.0,
+                   help="share of SQuAD v1 questions also told as a story: two or three other sentences of their "
+                        "context said first (default 0)")
     p.add_argument("--swapped", type=float, default=0.0,
                    help="share of SQuAD v1 questions whose answer sentence is also a negative under another "
                         "article's title (default 0)")
@@ -113,7 +116,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from .train import TrainConfig, train
 
-    for name in ("chained", "premised", "swapped", "echoed"):
+    for name in ("chained", "premised", "storied", "swapped", "echoed"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
@@ -123,7 +126,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         print(f"rag-rlm train-reader: {problem}", file=sys.stderr)
         return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
-    mix = Mix(**counts, chained=args.chained, premised=args.premised, swapped=args.swapped, echoed=args.echoed,
+    mix = Mix(**counts, chained=args.chained, premised=args.premised, storied=args.storied, swapped=args.swapped, echoed=args.echoed,
               faq_repeats=args.faq_repeats)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,

@@ -68,6 +68,7 @@ class Mix:
     constructed: float = 0.8  # share of the squad1 questions that also give a constructed negative
     chained: float = 0.0  # share of answerable questions that also give two-sentence candidates (a chain)
     premised: float = 0.0  # share of answerable questions also asked after a premise from their own context
+    storied: float = 0.0  # share of squad1 questions also told as a story: other sentences of their context first
     swapped: float = 0.0  # share of squad1 questions whose answer sentence is also read under another article's title
     echoed: float = 0.0  # share of squad1 questions whose candidates are also read under a heading that echoes the question
     api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
@@ -117,6 +118,8 @@ def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None,
             pairs += _swapped(row, near.get(_title(row), ()), rng)
         if rng.random() < mix.premised:
             pairs += _premised(row, rng)
+        if rng.random() < mix.storied:
+            pairs += _storied(row, rng)
         if rng.random() < mix.echoed:
             pairs += _echoed(row, mix.negatives_per_question, rng)
         if rng.random() < mix.constructed:
@@ -239,6 +242,32 @@ def _premised(row: dict, rng: random.Random) -> list[Pair]:
     return [Pair(asked, reader_text(title, hit), 1.0, 1.0, source),
             Pair(asked, reader_text(title, premise), 0.0, 1.0, source),
             Pair(asked, f"{reader_text(title, premise)} {reader_text(title, hit)}", 1.0, 1.0, source)]
+
+
+STORY_WORDS = (5, 20, 36)  # a scene sentence's least and most words, the scene's most: the ask must fit the tokens
+
+
+def _storied(row: dict, rng: random.Random) -> list[Pair]:
+    """The question told as a story, as askers of a manual tell theirs ("My export shows \\u00e9 instead
+    of é, while the CSV looks fine. How do I get real UTF-8 in the JSON file?"): two or three other
+    sentences of its own context said first, then the question. The answer sentence still answers;
+    the scene's sentences, which share the most words with what is asked, do not. A reader that
+    learned from short questions picks the sentence that repeats the scene."""
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit, others = found
+    least, most, scene_most = STORY_WORDS
+    scene = [t for t in others if least <= len(t.split()) <= most]
+    if len(scene) < 2:
+        return []
+    told = rng.sample(scene, min(len(scene), rng.choice((2, 3))))
+    while len(told) > 1 and sum(len(t.split()) for t in told) > scene_most:
+        told.pop()
+    title, source = _title(row), f"{row['source']}:story"
+    asked = " ".join([*told, row["question"].strip()])
+    return ([Pair(asked, reader_text(title, hit), 1.0, 1.0, source)]
+            + [Pair(asked, reader_text(title, t), 0.0, 1.0, source) for t in told])
 
 
 SWAPPED_WEIGHT = 0.7  # a sentence that names nobody may still fit another subject now and then

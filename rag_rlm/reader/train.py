@@ -319,6 +319,7 @@ def rebuild_command(s: dict) -> str:
              f"--seed {s['seed']}", f"--layers {s['layers']}", f"--squad1 {mix['squad1']}"]
     flags += [f"--chained {mix['chained']}"] if mix.get("chained") else []
     flags += [f"--premised {mix['premised']}"] if mix.get("premised") else []
+    flags += [f"--storied {mix['storied']}"] if mix.get("storied") else []
     flags += [f"--swapped {mix['swapped']}"] if mix.get("swapped") else []
     flags += [f"--echoed {mix['echoed']}"] if mix.get("echoed") else []
     flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", Mix.same_article) != Mix.same_article else []
