@@ -11,12 +11,12 @@ import sys
 from pathlib import Path
 
 import pytest
+from test_reader import ROOT, _slice
 
 from rag_rlm.reader import Reader
 from rag_rlm.reader.data import Mix
 from rag_rlm.reader.model import weights_sha256
 from rag_rlm.reader.train import TrainConfig, card_markdown, train
-from test_reader import ROOT, _slice
 
 SQUAD2 = ROOT.parent / "shared" / "data" / "squad2"
 
