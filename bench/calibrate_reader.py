@@ -36,6 +36,7 @@ from rag_rlm.eval.splits import half  # noqa: E402
 from rag_rlm.reader import shipped_reader_path  # noqa: E402
 from rag_rlm.reader.evaluate import MAX_WRONGLY_DECLINED, card_threshold, pick_threshold  # noqa: E402
 from rag_rlm.reader.model import CARD  # noqa: E402
+from rag_rlm.reasoning.build import BLENDED  # noqa: E402
 
 SQUAD2 = ROOT.parent / "shared" / "data" / "squad2" / "questions.jsonl"
 
@@ -77,7 +78,7 @@ def main() -> None:
             write(Path(args.reader), picked, args.k, blend=json.loads((Path(reader) / CARD).read_text(encoding="utf-8")))
 
 
-BLEND = ("cosine_weight", "cosine_centre", "hop_unless", "cosine_from")  # rag_rlm.reasoning.build.BLENDED and its source
+BLEND = (*BLENDED, "cosine_from")  # what the card's blend sets, and where it came from
 
 
 def blended_copy(folder: Path, tmp: Path, args: argparse.Namespace) -> Path:
