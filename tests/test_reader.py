@@ -437,3 +437,51 @@ def test_a_card_calibrated_with_a_cosine_blend_moves_the_readers_logit_by_the_bi
     logit_p, logit_q = (np.log(x / (1 - x)) for x in (p.astype(np.float64), q.astype(np.float64)))
     assert logit_q == pytest.approx(logit_p + 8.0 * (vectors[1:] @ vectors[0] - 0.58), abs=1e-3)
     assert CosineBlend(alone.scorer, embedder, 0.0, 0.58).score_texts(question, texts) == pytest.approx(p, abs=1e-6)
+
+
+def _asking_last(tmp_path: Path, question_tokens: int | None) -> Path:
+    """The shipped reader with its card's question_tokens set (None: removed, the longest_first reading)."""
+    folder = tmp_path / f"ask{question_tokens}"
+    shutil.copytree(shipped_reader_path(), folder)
+    card = json.loads((folder / "reader.json").read_text())
+    card.pop("question_tokens", None)
+    if question_tokens is not None:
+        card["question_tokens"] = question_tokens
+    (folder / "reader.json").write_text(json.dumps(card))
+    return folder
+
+
+def test_a_long_question_keeps_its_ask_when_the_pair_is_cut_to_the_readers_length(tmp_path):
+    """A card's question_tokens cuts a long question from its start, at a word, so the ask that ends
+    a story is read; longest_first (no question_tokens) cut its end. Both backends read the same
+    ids, the identity says how pairs are read, and an impossible value is an error naming it."""
+    scene = ("We run a small online shop and our nightly export job writes every order of the day into one big "
+             "spreadsheet that the accountants open in the morning, and lately the job has started to take hours "
+             "because the number of orders has grown a lot since the spring sale.")
+    question = f"{scene} Which setting limits how many rows the export writes per file?"
+    texts = [reader_text("Export settings", "export_max_rows: the largest number of rows the export writes to one "
+                         "file before it starts the next file, so that each file stays small enough to open "
+                         "quickly in a spreadsheet program."),
+             reader_text("Export settings", "The nightly export job writes the orders of the day for the "
+                         "accountants, and large shops may see it take longer after busy sales.")]
+    asking, reader = Reader(_asking_last(tmp_path, 40)), Reader(_asking_last(tmp_path, None))
+    ids, kinds = asking._network.encode([(question, texts[0])])[0]
+    read = asking._network.tokenizer.decode(ids)
+    assert len(ids) <= asking.max_tokens and len(kinds) == len(ids) and kinds.count(0) <= 40 + 2
+    assert "how many rows the export writes per file?" in read and "online shop" not in read
+    assert not asking._network.tokenizer.convert_ids_to_tokens(ids[1]).startswith("##")  # from a word's start
+    legacy = reader._network.tokenizer.decode(reader._network.encode([(question, texts[0])])[0][0])
+    assert "per file?" not in legacy  # longest_first lost the ask: what question_tokens is for
+
+    other_ask = f"{scene} How do I make the export write several smaller files instead?"
+    assert reader.score(question, texts[:1]) == reader.score(other_ask, texts[:1])  # beside a long text, its ask is not read
+    assert reader.score(question, texts)[1] > max(reader.threshold, reader.score(question, texts)[0])  # the scene wins
+    assert asking.score(question, texts[:1]) != asking.score(other_ask, texts[:1])  # now it is
+    answer, scene_echo = asking.score(question, texts)
+    assert scene_echo < reader.score(question, texts)[1] - 0.3  # the scene draws the reader less
+    numpy_reader = Reader(_asking_last(tmp_path / "n", 40), backend="numpy")
+    assert numpy_reader._network.encode([(question, texts[0])]) == [(ids, kinds)]
+    assert numpy_reader.score(question, texts) == pytest.approx([answer, scene_echo], abs=1e-4)
+    assert asking.identity == reader.identity + "/ask40"  # no memo entry shared with the plain reading
+    with pytest.raises(ModelNotFound, match="question_tokens must be 1 to 92"):
+        Reader(_asking_last(tmp_path / "bad", 95))

@@ -19,6 +19,9 @@ Precision (`PRECISIONS`): fp32; bf16 where the CPU multiplies bf16 natively (AVX
 ~1.7x faster, scores within ~0.02 of fp32); int8 Linear layers, whose activations are quantised
 per batch, so a score moves with its batch (bench/bench_reader.py). Each has its own threshold in
 the card, and the precision is part of the reader's identity.
+
+A card's `question_tokens` caps the question's share of a pair, cut from its start (`pair_ids`): a
+question told as a story ends with its ask, which the training's longest_first cut would drop.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ import json
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -55,6 +58,7 @@ class Card:
     max_tokens: int
     data: dict
     raw: dict
+    question_tokens: int | None = None  # see pair_ids; None: longest_first, as the reader was trained
 
     def threshold(self, precision: str) -> float:
         return found_threshold(self.raw, precision)
@@ -86,7 +90,13 @@ def weights_sha256(path: str | Path) -> str:
 def read_card(folder: Path) -> Card:
     try:
         raw = json.loads((folder / CARD).read_text(encoding="utf-8"))
-        return Card(float(raw["found_threshold"]), int(raw.get("max_tokens", MAX_TOKENS)), raw.get("data", {}), raw)
+        question_tokens = raw.get("question_tokens")
+        max_tokens = int(raw.get("max_tokens", MAX_TOKENS))
+        if question_tokens is not None and not 0 < int(question_tokens) <= max_tokens - 4:
+            raise ValueError(f"question_tokens must be 1 to {max_tokens - 4} (max_tokens {max_tokens}), "
+                             f"got {question_tokens!r}")
+        return Card(float(raw["found_threshold"]), max_tokens, raw.get("data", {}), raw,
+                    None if question_tokens is None else int(question_tokens))
     except FileNotFoundError:
         raise ModelNotFound(str(folder), f"no {CARD}: not a reader folder (train one with `rag-rlm train-reader`)") from None
     except (ValueError, KeyError, TypeError) as e:
@@ -94,6 +104,23 @@ def read_card(folder: Path) -> Card:
 
 
 BACKENDS = ("torch", "numpy")
+
+
+def pair_ids(question: Sequence[int], text: Sequence[int], *, cls: int, sep: int, max_tokens: int,
+             question_tokens: int, continuations: Collection[int]) -> Encoded:
+    """`[CLS] question [SEP] text [SEP]` in at most `max_tokens`, from the two sides' ids without specials.
+
+    A question over `question_tokens` keeps its last ones, from the start of a word (not a `continuations`
+    id): a question told as a story ends with its ask, and longest_first, which cuts the end of the longer
+    side, left the reader the asker's scene without the ask, so it picked sentences that repeat the scene.
+    The text fills the rest and loses its end."""
+    question = list(question)
+    if len(question) > question_tokens:
+        question = question[-question_tokens:]
+        while question and question[0] in continuations:
+            question.pop(0)
+    text = list(text)[:max(0, max_tokens - 3 - len(question))]
+    return [cls, *question, sep, *text, sep], [0] * (len(question) + 2) + [1] * (len(text) + 1)
 
 
 def native_precision() -> str:
@@ -126,11 +153,13 @@ class Reader:
         self.card = read_card(folder)
         self.path = str(folder)
         self.precision = "fp32" if backend == "numpy" else precision
-        self.identity = f"{weights_sha256(folder)}/{self.precision}"  # scores differ a little by precision
+        self.question_tokens = self.card.question_tokens
+        ask = "" if self.question_tokens is None else f"/ask{self.question_tokens}"  # a pair is read otherwise
+        self.identity = f"{weights_sha256(folder)}/{self.precision}{ask}"  # scores differ a little by precision
         self.threshold = self.card.threshold(self.precision)  # picked for the precision it runs at
         self.max_tokens = self.card.max_tokens
-        self._network = (_NumpyNetwork(folder, self.max_tokens) if backend == "numpy"
-                         else _TorchNetwork(folder, self.precision, self.max_tokens))
+        self._network = (_NumpyNetwork(folder, self.max_tokens, self.question_tokens) if backend == "numpy"
+                         else _TorchNetwork(folder, self.precision, self.max_tokens, self.question_tokens))
         self._batched = Coalescer(self.probabilities)
         self._memory: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._memory_lock = threading.Lock()
@@ -170,12 +199,33 @@ class Reader:
         return out
 
 
+def _encode_pairs(pairs: Sequence[tuple[str, str]], ids_of, *, cls: int, sep: int, max_tokens: int,
+                  question_tokens: int, continuations: Collection[int]) -> list[Encoded]:
+    """`pair_ids` for each pair; `ids_of(strings)` tokenizes each distinct string once, without specials."""
+    strings = list(dict.fromkeys(s for pair in pairs for s in pair))
+    ids = dict(zip(strings, ids_of(strings), strict=True))
+    return [pair_ids(ids[q], ids[t], cls=cls, sep=sep, max_tokens=max_tokens, question_tokens=question_tokens,
+                     continuations=continuations) for q, t in pairs]
+
+
+def _continuations(vocab: dict[str, int]) -> frozenset[int]:
+    return frozenset(i for token, i in vocab.items() if token.startswith("##"))  # WordPiece: inside a word
+
+
 class _TorchNetwork:
-    def __init__(self, folder: Path, precision: str, max_tokens: int):
+    def __init__(self, folder: Path, precision: str, max_tokens: int, question_tokens: int | None = None):
         self.model, self.tokenizer = _load(folder, precision)
         self.max_tokens = max_tokens
+        self.question_tokens = question_tokens
+        if question_tokens is not None:
+            self.continuations = _continuations(self.tokenizer.get_vocab())
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
+        if self.question_tokens is not None:
+            tok = self.tokenizer
+            return _encode_pairs(pairs, lambda strings: tok(strings, add_special_tokens=False)["input_ids"],
+                                 cls=tok.cls_token_id, sep=tok.sep_token_id, max_tokens=self.max_tokens,
+                                 question_tokens=self.question_tokens, continuations=self.continuations)
         enc = self.tokenizer([q for q, _ in pairs], [t for _, t in pairs], truncation="longest_first",
                              max_length=self.max_tokens, return_token_type_ids=True)
         return list(zip(enc["input_ids"], enc["token_type_ids"], strict=True))
@@ -195,7 +245,7 @@ class _TorchNetwork:
 class _NumpyNetwork:
     """The reader's network in numpy: its encoder (NumpyBert), the mean of its token vectors, the head."""
 
-    def __init__(self, folder: Path, max_tokens: int):
+    def __init__(self, folder: Path, max_tokens: int, question_tokens: int | None = None):
         from safetensors.numpy import load_file
         from tokenizers import Tokenizer
 
@@ -210,9 +260,19 @@ class _NumpyNetwork:
         self.weight = head["weight"].astype(np.float32)[0]
         self.bias = float(head["bias"].astype(np.float32)[0])
         self.tokenizer.no_padding()
-        self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+        self.max_tokens, self.question_tokens = max_tokens, question_tokens
+        if question_tokens is None:
+            self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
+        else:
+            self.tokenizer.no_truncation()
+            self.continuations = _continuations(self.tokenizer.get_vocab())
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
+        if self.question_tokens is not None:
+            tok = self.tokenizer
+            return _encode_pairs(pairs, lambda strings: [e.ids for e in tok.encode_batch(strings, add_special_tokens=False)],
+                                 cls=tok.token_to_id("[CLS]"), sep=tok.token_to_id("[SEP]"), max_tokens=self.max_tokens,
+                                 question_tokens=self.question_tokens, continuations=self.continuations)
         return [(e.ids, e.type_ids) for e in self.tokenizer.encode_batch(list(pairs))]
 
     def probabilities(self, encoded: Sequence[Encoded], width: int) -> np.ndarray:
