@@ -31,7 +31,8 @@ def reader() -> Reader:
 
 
 def test_the_shipped_reader_loads_with_its_card_and_identity(reader):
-    assert reader.identity == weights_sha256(shipped_reader_path()) + "/fp32"  # the precision it runs at
+    ask = f"/ask{reader.card.question_tokens}" if reader.card.question_tokens else ""  # how it reads a long question
+    assert reader.identity == weights_sha256(shipped_reader_path()) + ask + "/fp32"  # and the precision it runs at
     assert reader.card.raw["weights_sha256"] == weights_sha256(shipped_reader_path())  # the card names its weights
     assert reader.threshold == reader.card.raw["found_threshold_fp32"] and 0.0 < reader.threshold < 1.0
     size = sum(p.stat().st_size for p in shipped_reader_path().iterdir())
@@ -482,6 +483,6 @@ def test_a_long_question_keeps_its_ask_when_the_pair_is_cut_to_the_readers_lengt
     numpy_reader = Reader(_asking_last(tmp_path / "n", 40), backend="numpy")
     assert numpy_reader._network.encode([(question, texts[0])]) == [(ids, kinds)]
     assert numpy_reader.score(question, texts) == pytest.approx([answer, scene_echo], abs=1e-4)
-    assert asking.identity == reader.identity + "/ask40"  # no memo entry shared with the plain reading
+    assert asking.identity == reader.identity.replace("/fp32", "/ask40/fp32")  # no memo entry shared with the plain reading
     with pytest.raises(ModelNotFound, match="question_tokens must be 1 to 92"):
         Reader(_asking_last(tmp_path / "bad", 95))

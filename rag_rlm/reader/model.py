@@ -155,7 +155,7 @@ class Reader:
         self.precision = "fp32" if backend == "numpy" else precision
         self.question_tokens = self.card.question_tokens
         ask = "" if self.question_tokens is None else f"/ask{self.question_tokens}"  # a pair is read otherwise
-        self.identity = f"{weights_sha256(folder)}/{self.precision}{ask}"  # scores differ a little by precision
+        self.identity = f"{weights_sha256(folder)}{ask}/{self.precision}"  # scores differ a little by precision
         self.threshold = self.card.threshold(self.precision)  # picked for the precision it runs at
         self.max_tokens = self.card.max_tokens
         self._network = (_NumpyNetwork(folder, self.max_tokens, self.question_tokens) if backend == "numpy"

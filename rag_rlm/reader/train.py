@@ -461,8 +461,7 @@ def _figure_lines(card: dict, train_loss: float | None) -> list[str]:
     if "question_tokens" in card:
         lines += [f"A question of over {card['question_tokens']} tokens is read from its end, from a word's start "
                   "(`rag_rlm.reader.model.pair_ids`: a question told as a story ends with its ask), and the sentence "
-                  f"fills the rest; {card.get('question_tokens_from', '')}. The thresholds above were calibrated "
-                  "reading so.", ""]
+                  f"fills the rest ({card.get('question_tokens_from', 'set by hand')}).", ""]
     thresholds = ", ".join(f"{found_threshold(card, p)} in {p}" for p in PRECISIONS)
     lines += [f"The threshold the reader answers with: {thresholds} (fp32 is also the numpy path of a "
               f"short-lived command; bf16 is the default where the CPU has it) ({card['threshold_from']}).", "",
