@@ -153,13 +153,13 @@ class Reader:
         self.card = read_card(folder)
         self.path = str(folder)
         self.precision = "fp32" if backend == "numpy" else precision
-        self.question_tokens = self.card.question_tokens
-        ask = "" if self.question_tokens is None else f"/ask{self.question_tokens}"  # a pair is read otherwise
+        question_tokens = self.card.question_tokens
+        ask = "" if question_tokens is None else f"/ask{question_tokens}"  # a pair is read otherwise
         self.identity = f"{weights_sha256(folder)}{ask}/{self.precision}"  # scores differ a little by precision
         self.threshold = self.card.threshold(self.precision)  # picked for the precision it runs at
         self.max_tokens = self.card.max_tokens
-        self._network = (_NumpyNetwork(folder, self.max_tokens, self.question_tokens) if backend == "numpy"
-                         else _TorchNetwork(folder, self.precision, self.max_tokens, self.question_tokens))
+        self._network = (_NumpyNetwork(folder, self.max_tokens, question_tokens) if backend == "numpy"
+                         else _TorchNetwork(folder, self.precision, self.max_tokens, question_tokens))
         self._batched = Coalescer(self.probabilities)
         self._memory: OrderedDict[tuple[str, str], float] = OrderedDict()
         self._memory_lock = threading.Lock()
