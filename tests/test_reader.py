@@ -16,7 +16,7 @@ import pytest
 
 from rag_rlm.controller import Options, _key
 from rag_rlm.errors import ModelNotFound
-from rag_rlm.reader import Reader, load_reader, shipped_reader_path
+from rag_rlm.reader import Reader, load_reader, shipped_judge_path, shipped_reader_path
 from rag_rlm.reader.data import Mix, build_pairs, reader_text
 from rag_rlm.reader.model import weights_sha256
 from rag_rlm.reasoning.base import SubQuestion
@@ -486,3 +486,46 @@ def test_a_long_question_keeps_its_ask_when_the_pair_is_cut_to_the_readers_lengt
     assert asking.identity == reader.identity.replace("/fp32", "/ask40/fp32")  # no memo entry shared with the plain reading
     with pytest.raises(ModelNotFound, match="question_tokens must be 1 to 92"):
         Reader(_asking_last(tmp_path / "bad", 95))
+
+
+def test_a_judge_says_whether_the_best_sentence_answers_while_the_reader_orders_them(tmp_path, embedder):
+    """With RAG_RLM_JUDGE the reader's scores keep their order and ratios and are scaled so their
+    best is the judge's best: found and the support level read the judge's card; a claim checked
+    alone is read by the judge alone. The memo key names both; a missing judge is an error naming it."""
+    from rag_rlm.config import Settings
+    from rag_rlm.reasoning.build import build_reasoner
+    from rag_rlm.reasoning.scoring import JudgedScorer, ReaderScorer
+
+    judge_folder = _asking_last(tmp_path, None)  # the same weights read another way: other scores
+    card = json.loads((judge_folder / "reader.json").read_text())
+    card.update(found_threshold_fp32=0.12, threshold_from="a test's held-out pages")
+    (judge_folder / "reader.json").write_text(json.dumps(card))
+    judged = build_reasoner(Settings(reader_precision="fp32", judge=str(judge_folder)), embedder)
+    alone = build_reasoner(Settings(reader_precision="fp32", judge="none"), embedder)
+    assert isinstance(judged.scorer.inner, JudgedScorer)  # under the long_question rule's core reading
+    assert judged.thresholds.found == 0.12 and "a test's held-out pages" in judged.thresholds.source("found")
+    assert judged.support == pytest.approx(0.06) and alone.thresholds.found != 0.12
+    assert "+judge:" in judged.identity and judged.identity != alone.identity  # no shared memo entries
+
+    reader, judge = ReaderScorer(load_reader(shipped_reader_path())), ReaderScorer(load_reader(judge_folder))
+    scorer = JudgedScorer(reader, judge)
+    scene = ("We run a small online shop and our nightly export job writes every order of the day into one big "
+             "spreadsheet that the accountants open in the morning, and lately the job has started to take hours "
+             "because the number of orders has grown a lot since the spring sale.")
+    question = f"{scene} Which setting limits how many rows the export writes per file?"
+    texts = [reader_text("Export settings", "export_max_rows: the largest number of rows the export writes to one file."),
+             reader_text("Export settings", "The nightly export job writes the orders of the day for the accountants."),
+             reader_text("Shipping", "Parcels leave the warehouse every afternoon.")]
+    r, j, s = (x.score_texts(question, texts) for x in (reader, judge, scorer))
+    assert not np.allclose(r, j)  # the two read differently, so the test can tell whose is whose
+    assert list(np.argsort(-s)) == list(np.argsort(-r))  # the reader's order
+    assert s.max() == pytest.approx(j.max(), rel=1e-5) and s / s.max() == pytest.approx(r / r.max(), rel=1e-4)
+    assert scorer.score_texts(question, texts[1:2])[0] == pytest.approx(j[1], rel=1e-5)  # alone: the judge's
+
+    from rag_rlm.reasoning.build import judge_path
+
+    assert judge_path(Settings()) == str(shipped_judge_path())  # the shipped judge goes with the shipped reader
+    assert judge_path(Settings(reader=str(judge_folder))) is None  # a reader of one's own judges itself
+    assert judge_path(Settings(judge="none")) is None
+    with pytest.raises(ModelNotFound, match="no-such-judge"):
+        build_reasoner(Settings(reader_precision="fp32", judge=str(tmp_path / "no-such-judge")), embedder)

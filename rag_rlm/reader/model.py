@@ -316,6 +316,12 @@ def shipped_reader_path() -> Path:
     return beside_code if (beside_code / CARD).is_file() else Path("models") / "reader"
 
 
+def shipped_judge_path() -> Path:
+    """The judge committed with the code (`models/judge/`), found as the shipped reader is."""
+    beside_code = Path(__file__).resolve().parents[2] / "models" / "judge"
+    return beside_code if (beside_code / CARD).is_file() else Path("models") / "judge"
+
+
 _LOADED: dict[tuple[str, str, str], Reader] = {}
 _LOADING = threading.Lock()
 

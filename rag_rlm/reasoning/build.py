@@ -19,9 +19,25 @@ def build_scorer(settings: Settings) -> SentenceScorer | None:
     if settings.reader.strip().lower() == "none":
         return None
     from ..reader import load_reader, shipped_reader_path
-    from .scoring import ReaderScorer
+    from .scoring import JudgedScorer, ReaderScorer
 
-    return ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_precision, settings.reader_backend))
+    scorer = ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_precision,
+                                      settings.reader_backend))
+    judge = judge_path(settings)
+    if judge is None:
+        return scorer
+    return JudgedScorer(scorer, ReaderScorer(load_reader(judge, settings.reader_precision, settings.reader_backend)))
+
+
+def judge_path(settings: Settings) -> str | None:
+    """The judge's folder: the setting's, or the shipped one beside the shipped reader (a reader of
+    one's own judges itself unless a judge is named); None for "none"."""
+    from ..reader import shipped_judge_path
+
+    name = settings.judge.strip()
+    if name.lower() == "none" or (not name and settings.reader.strip()):
+        return None
+    return name or str(shipped_judge_path())
 
 
 def build_thresholds(settings: Settings, scorer: SentenceScorer | None) -> Thresholds:
@@ -36,6 +52,10 @@ def build_thresholds(settings: Settings, scorer: SentenceScorer | None) -> Thres
         if "cosine_weight" in card:  # the threshold above was calibrated on the blended score
             t = t.with_values(f"reader card {reader.path}/reader.json: {card.get('cosine_from', '')}".strip(),
                               **{name: card[name] for name in BLENDED if name in card})
+    judge = getattr(scorer, "judge_reader", None)
+    if judge is not None:  # found and the support level are read on the judge's scale
+        t = t.with_values(f"judge card {judge.path}/reader.json: {judge.card.raw.get('threshold_from', '')}".strip(),
+                          found=judge.threshold)
     if settings.found_threshold >= 0:
         t = t.with_values("setting found_threshold", found=settings.found_threshold)
     if settings.reader_candidates:

@@ -5,6 +5,8 @@
   probability that the sentence answers the question. The default.
 - `CosineBlend`: the reader's logit moved by the bi-encoder's cosine (a reader card calibrated
   with a blend asks for it).
+- `JudgedScorer`: the reader orders the candidates and a second reader, the judge, says how much
+  the best of them answers (`RAG_RLM_JUDGE`).
 - `EmbeddingScorer`: the bi-encoder's cosine between the question and the stored sentence vector,
   plus a share of the question's words the sentence's context says (`RAG_RLM_READER=none`: no
   reader, answers from sentence similarity alone, as before the reader existed).
@@ -107,6 +109,39 @@ class CosineBlend:
         p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
         logits = np.log(p / (1 - p)) + self.weight * (np.asarray(cosines, dtype=np.float64) - self.centre)
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+
+
+class JudgedScorer:
+    """The reader's scores, scaled so that their best is the judge's best: the reader picks which
+    sentence answers, the judge (a reader trained on manuals' own questions, answered and not)
+    says whether any does. The judge reads manuals' unanswerable questions better than the
+    reader; it picks the answering sentence no better, and worse on multi-hop questions
+    (bench/eval_results.md, twenty-seventh round). Order and ratios are the reader's, so every
+    threshold on ratios reads as before; `found` and the support level are on the judge's scale
+    (its card's threshold), and a claim checked alone is read by the judge alone."""
+
+    def __init__(self, chooser, judge):  # two SentenceScorers
+        self.chooser = chooser
+        self.judge = judge
+        self.identity = f"{chooser.identity}+judge:{judge.identity}"
+        self.reader = getattr(chooser, "reader", None)
+        self.judge_reader = getattr(judge, "reader", None)
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        return _scaled(self.chooser.score(question, candidates, question_vector),
+                       self.judge.score(question, candidates, question_vector))
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        return _scaled(self.chooser.score_texts(question, texts), self.judge.score_texts(question, texts))
+
+
+def _scaled(chosen: np.ndarray, judged: np.ndarray) -> np.ndarray:
+    """`chosen` scaled so its best is `judged`'s best (one text: the judge's score)."""
+    chosen = np.asarray(chosen, dtype=np.float32)
+    top = float(chosen.max()) if len(chosen) else 0.0
+    if top <= 0.0:
+        return np.asarray(judged, dtype=np.float32)
+    return (chosen * (float(np.max(judged)) / top)).astype(np.float32)
 
 
 class CoreQuestionScorer:
