@@ -1,7 +1,8 @@
 """`rag-rlm train-reader [--data DIR] [--dev DIR] [--out DIR] [--seed N] [--layers N] [--limit N] [--precision P]
-[--api-docs DIR] [--faqs MANIFEST [--faq-repeats N]] [--base DIR] [--learning-rate F] [--passes N]
-[--device cpu|cuda]`: fine-tune the reader on the public QA training files (and on questions asked of an API
-manual, and on the entries of the FAQ pages a manifest lists) and write a reader folder with its card.
+[--api-docs DIR] [--faqs MANIFEST [--faq-repeats N]] [--calls FILE [--calls-exclude SETS] [--calls-repeats N]]
+[--question-tokens N] [--base DIR] [--learning-rate F] [--passes N] [--device cpu|cuda]`: fine-tune the reader on
+the public QA training files (and on questions asked of an API manual, on the entries of the FAQ pages a manifest
+lists, and on the system's recorded reader calls on manuals) and write a reader folder with its card.
 `--base` goes on from a trained reader; its card keeps how that one was made. `--device cuda` runs the same
 steps on a GPU (bench/eval_results.md: two minutes instead of an hour).
 
@@ -60,6 +61,14 @@ def register(subparsers: Any) -> None:
                                   "questions in askers' words (rag_rlm.reader.faqs)")
     p.add_argument("--faq-repeats", type=positive_int, default=1,
                    help="times each FAQ entry is asked, each with its own random negatives (default: %(default)s)")
+    p.add_argument("--calls", help="the system's recorded reader calls on manuals (bench/realdocs_calls.json.gz, written "
+                                   "by bench/reader_calls.py record): their questions and candidates train too "
+                                   "(rag_rlm.reader.calls)")
+    p.add_argument("--calls-exclude", default="", help="real-page sets of --calls left out, comma-separated")
+    p.add_argument("--calls-repeats", type=positive_int, default=1, help="times each call trains (default: %(default)s)")
+    p.add_argument("--question-tokens", type=positive_int,
+                   help="read a pair as the card key question_tokens reads it (a longer question keeps its end) "
+                        "instead of longest_first; the card says it")
     p.add_argument("--base", help="start from this reader folder (or transformers model) instead of the bundled MiniLM")
     p.add_argument("--learning-rate", type=float, default=1e-4, help="peak learning rate (default: %(default)s)")
     p.add_argument("--precision", choices=("fp32", "bf16"), default="fp32",
@@ -133,7 +142,10 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,
                          device=args.device, passes=args.passes,
                          api_docs=Path(args.api_docs) if args.api_docs else None,
-                         faqs=Path(args.faqs) if args.faqs else None)
+                         faqs=Path(args.faqs) if args.faqs else None,
+                         calls=Path(args.calls) if args.calls else None,
+                         calls_exclude=tuple(x for x in args.calls_exclude.split(",") if x.strip()),
+                         calls_repeats=args.calls_repeats, question_tokens=args.question_tokens)
     bar = _bar(args.quiet)
     try:
         result = train(config, bar)
@@ -156,8 +168,9 @@ def _print_dev(dev_figures: dict | None) -> None:
 
 
 def _check_paths(args: argparse.Namespace) -> str:
-    """What is wrong with --api-docs, --faqs, --base or --learning-rate, or ""."""
+    """What is wrong with --api-docs, --faqs, --calls, --question-tokens, --base or --learning-rate, or ""."""
     from .apidocs import files
+    from .model import MAX_TOKENS
 
     if args.api_docs and (not Path(args.api_docs).is_dir() or not files(Path(args.api_docs))):
         return f"--api-docs {args.api_docs} holds no API manual pages (*.json)"
@@ -169,6 +182,10 @@ def _check_paths(args: argparse.Namespace) -> str:
                 return f"--faqs {args.faqs} lists no FAQ pages"
         except (OSError, UnicodeDecodeError, ValueError) as e:
             return f"--faqs: {e}"
+    if args.calls and not Path(args.calls).is_file():
+        return f"--calls {args.calls}: no such file"
+    if args.question_tokens is not None and not 1 <= args.question_tokens <= MAX_TOKENS - 4:
+        return f"--question-tokens must be 1..{MAX_TOKENS - 4}, got {args.question_tokens}"
     if args.base and not (Path(args.base) / "config.json").is_file():
         return f"--base {args.base} is no model folder (no config.json)"
     if not 0.0 < args.learning_rate < 1.0:

