@@ -75,9 +75,12 @@ def test_training_reads_a_pair_as_the_reader_reads_it_at_answer_time(tmp_path):
 
 def test_train_reader_goes_on_with_recorded_calls_and_its_card_says_how(tmp_path):
     path, out, data = _calls_file(tmp_path), tmp_path / "judge", tmp_path / "train"
-    data.mkdir()  # the training files without a squad2 folder beside them: no dev figures, a quick run
-    for f in TRAIN.iterdir():
-        (data / f.name).symlink_to(f)
+    data.mkdir()  # the first rows of each training file, no squad2 folder beside them: a quick run
+    for src in TRAIN.glob("*.jsonl.gz"):
+        with gzip.open(src, "rt", encoding="utf-8") as f:
+            rows = [next(f) for _ in range(20)]
+        with gzip.open(data / src.name, "wt", encoding="utf-8") as f:
+            f.writelines(rows)
     cmd = [sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--out", str(out),
            "--base", str(shipped_reader_path()), "--squad1", "4", "--same-article", "2", "--calls", str(path),
            "--calls-exclude", "held", "--calls-repeats", "2", "--question-tokens", "40", "--learning-rate", "3e-5",
