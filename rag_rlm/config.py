@@ -78,9 +78,10 @@ class Settings:
     # torch, or numpy (fp32, no torch import: what a short-lived `rag-rlm ask` uses)
     reader_backend: str = "torch"
     # a second reader that judges whether the reader's best sentence answers: `found` and the
-    # support level come from its card's threshold. "" = the one shipped in models/judge (with the
-    # shipped reader; a reader of one's own judges itself), a folder path, or "none"
-    judge: str = ""
+    # support level come from its card's threshold. "none" (the default: the reader judges itself;
+    # the shipped judge wrongly declines a follow-up of tests/test_real_docs.py), "" = the one shipped
+    # in models/judge (with the shipped reader; a reader of one's own judges itself), or a folder path
+    judge: str = "none"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
