@@ -199,7 +199,7 @@ class Reader:
         return out
 
 
-def _encode_pairs(pairs: Sequence[tuple[str, str]], ids_of, *, cls: int, sep: int, max_tokens: int,
+def encode_pairs(pairs: Sequence[tuple[str, str]], ids_of, *, cls: int, sep: int, max_tokens: int,
                   question_tokens: int, continuations: Collection[int]) -> list[Encoded]:
     """`pair_ids` for each pair; `ids_of(strings)` tokenizes each distinct string once, without specials."""
     strings = list(dict.fromkeys(s for pair in pairs for s in pair))
@@ -208,7 +208,7 @@ def _encode_pairs(pairs: Sequence[tuple[str, str]], ids_of, *, cls: int, sep: in
                      continuations=continuations) for q, t in pairs]
 
 
-def _continuations(vocab: dict[str, int]) -> frozenset[int]:
+def continuation_ids(vocab: dict[str, int]) -> frozenset[int]:
     return frozenset(i for token, i in vocab.items() if token.startswith("##"))  # WordPiece: inside a word
 
 
@@ -218,12 +218,12 @@ class _TorchNetwork:
         self.max_tokens = max_tokens
         self.question_tokens = question_tokens
         if question_tokens is not None:
-            self.continuations = _continuations(self.tokenizer.get_vocab())
+            self.continuations = continuation_ids(self.tokenizer.get_vocab())
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
         if self.question_tokens is not None:
             tok = self.tokenizer
-            return _encode_pairs(pairs, lambda strings: tok(strings, add_special_tokens=False)["input_ids"],
+            return encode_pairs(pairs, lambda strings: tok(strings, add_special_tokens=False)["input_ids"],
                                  cls=tok.cls_token_id, sep=tok.sep_token_id, max_tokens=self.max_tokens,
                                  question_tokens=self.question_tokens, continuations=self.continuations)
         enc = self.tokenizer([q for q, _ in pairs], [t for _, t in pairs], truncation="longest_first",
@@ -265,12 +265,12 @@ class _NumpyNetwork:
             self.tokenizer.enable_truncation(max_tokens, strategy="longest_first")
         else:
             self.tokenizer.no_truncation()
-            self.continuations = _continuations(self.tokenizer.get_vocab())
+            self.continuations = continuation_ids(self.tokenizer.get_vocab())
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
         if self.question_tokens is not None:
             tok = self.tokenizer
-            return _encode_pairs(pairs, lambda strings: [e.ids for e in tok.encode_batch(strings, add_special_tokens=False)],
+            return encode_pairs(pairs, lambda strings: [e.ids for e in tok.encode_batch(strings, add_special_tokens=False)],
                                  cls=tok.token_to_id("[CLS]"), sep=tok.token_to_id("[SEP]"), max_tokens=self.max_tokens,
                                  question_tokens=self.question_tokens, continuations=self.continuations)
         return [(e.ids, e.type_ids) for e in self.tokenizer.encode_batch(list(pairs))]

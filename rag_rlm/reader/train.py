@@ -24,7 +24,7 @@ import numpy as np
 
 from . import apidocs, calls, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
-from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, _continuations, _encode_pairs, found_threshold, weights_sha256
+from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, continuation_ids, encode_pairs, found_threshold, weights_sha256
 
 
 @dataclass(frozen=True)
@@ -231,10 +231,10 @@ def _encoded(pairs: list[Pair], tokenizer, config: TrainConfig) -> dict:
     if config.question_tokens is None:
         return tokenizer([p.question for p in pairs], [p.text for p in pairs], truncation="longest_first",
                          max_length=config.max_tokens)
-    encoded = _encode_pairs([(p.question, p.text) for p in pairs],
+    encoded = encode_pairs([(p.question, p.text) for p in pairs],
                             lambda strings: tokenizer(strings, add_special_tokens=False)["input_ids"],
                             cls=tokenizer.cls_token_id, sep=tokenizer.sep_token_id, max_tokens=config.max_tokens,
-                            question_tokens=config.question_tokens, continuations=_continuations(tokenizer.get_vocab()))
+                            question_tokens=config.question_tokens, continuations=continuation_ids(tokenizer.get_vocab()))
     return {"input_ids": [ids for ids, _ in encoded], "token_type_ids": [kinds for _, kinds in encoded]}
 
 
