@@ -24,7 +24,16 @@ import numpy as np
 
 from . import apidocs, calls, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
-from .model import CARD, MAX_TOKENS, PRECISIONS, Reader, continuation_ids, encode_pairs, found_threshold, weights_sha256
+from .model import (
+    CARD,
+    MAX_TOKENS,
+    PRECISIONS,
+    Reader,
+    continuation_ids,
+    encode_pairs,
+    found_threshold,
+    weights_sha256,
+)
 
 
 @dataclass(frozen=True)
