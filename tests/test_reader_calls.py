@@ -34,7 +34,18 @@ def _calls_file(tmp_path: Path) -> Path:
             {"set": "held", "id": "H1", "kind": "real", "unanswerable": False, "idx": [4], "answers": [True]},
             {"set": "shop", "id": "S3", "kind": "real", "unanswerable": False, "idx": [5], "answers": [False]},
             {"set": "squad2", "id": "D1", "kind": "squad2", "unanswerable": False, "idx": [4], "answers": [True]}]
-    path = tmp_path / "calls.json.gz"
+    return _written(tmp_path / "calls.json.gz", pairs, rows)
+
+
+def _later_calls_file(tmp_path: Path) -> Path:
+    """A file recorded later, for a set written later: it adds its calls after the first file's."""
+    pairs = [["Where do refunds go?", "Refunds — Accounts: Refunds are booked to account 4711."],
+             ["Where do refunds go?", "Refunds — Overview: Refunds are booked on the day they are paid."]]
+    rows = [{"set": "later", "id": "L1", "kind": "real", "unanswerable": False, "idx": [0, 1], "answers": [True, False]}]
+    return _written(tmp_path / "later_calls.json.gz", pairs, rows)
+
+
+def _written(path: Path, pairs: list, rows: list) -> Path:
     with gzip.open(path, "wt", encoding="utf-8") as f:
         json.dump({"pairs": pairs, "calls": rows}, f)
     return path
@@ -52,6 +63,10 @@ def test_recorded_calls_train_as_groups_without_held_out_sets_dev_sets_or_unlabe
     assert len({p.group for p in got}) == 4 and all(p.source == calls.SOURCE for p in got)
     assert not any("Refunds" in p.text or "signs" in p.question for p in got)
     assert len(calls.pairs(path)) == 5  # the held-out set's call too, when nothing is left out
+    both = calls.pairs([path, _later_calls_file(tmp_path)], exclude={"held"})
+    assert both[:4] == got[:4]  # a later file adds groups after the first file's, renumbering none
+    assert [(p.text[-12:], p.label, p.group) for p in both[4:]] == [("ccount 4711.", 1.0, got[3].group + 1),
+                                                                   ("ey are paid.", 0.0, got[3].group + 1)]
 
 
 def test_training_reads_a_pair_as_the_reader_reads_it_at_answer_time(tmp_path):
@@ -74,7 +89,8 @@ def test_training_reads_a_pair_as_the_reader_reads_it_at_answer_time(tmp_path):
 
 
 def test_train_reader_goes_on_with_recorded_calls_and_its_card_says_how(tmp_path):
-    path, out, data = _calls_file(tmp_path), tmp_path / "judge", tmp_path / "train"
+    path, later = _calls_file(tmp_path), _later_calls_file(tmp_path)
+    out, data = tmp_path / "judge", tmp_path / "train"
     data.mkdir()  # the first rows of each training file, no squad2 folder beside them: a quick run
     for src in TRAIN.glob("*.jsonl.gz"):
         with gzip.open(src, "rt", encoding="utf-8") as f:
@@ -83,16 +99,16 @@ def test_train_reader_goes_on_with_recorded_calls_and_its_card_says_how(tmp_path
             f.writelines(rows)
     cmd = [sys.executable, "-m", "rag_rlm.cli", "train-reader", "--data", str(data), "--out", str(out),
            "--base", str(shipped_reader_path()), "--squad1", "4", "--same-article", "2", "--calls", str(path),
-           "--calls-exclude", "held", "--calls-repeats", "2", "--question-tokens", "40", "--learning-rate", "3e-5",
+           "--calls", str(later), "--calls-exclude", "held", "--calls-repeats", "2", "--question-tokens", "40", "--learning-rate", "3e-5",
            "--quiet"]
     done = subprocess.run(cmd, capture_output=True, text=True, timeout=600, cwd=ROOT)
     assert done.returncode == 0, done.stderr[-2000:]
     card = json.loads((out / "reader.json").read_text())
-    assert card["data"]["pairs_by_source"][calls.SOURCE] == {"pairs": 8, "answers": 2}
-    assert card["data"]["calls_sha256"] == calls.file_sha256(path) and card["question_tokens"] == 40
+    assert card["data"]["pairs_by_source"][calls.SOURCE] == {"pairs": 12, "answers": 4}
+    assert card["data"]["calls_sha256"] == [calls.file_sha256(path), calls.file_sha256(later)] and card["question_tokens"] == 40
     assert Reader(out).identity.startswith(f"{weights_sha256(out)}/ask40/")  # it reads as it was trained
     rebuild = (out / "README.md").read_text()
-    assert f"--calls {path} --calls-exclude held --calls-repeats 2 --question-tokens 40" in rebuild
+    assert f"--calls {path} --calls {later} --calls-exclude held --calls-repeats 2 --question-tokens 40" in rebuild
     for flags, named in ((["--calls", str(tmp_path / "none.json.gz")], "--calls"), (["--question-tokens", "95"], "--question-tokens")):
         bad = [*cmd[:7], str(tmp_path / "bad"), *cmd[8:], *flags]
         done = subprocess.run(bad, capture_output=True, text=True, timeout=120, cwd=ROOT)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import gzip
 import hashlib
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Sequence
 from pathlib import Path
 
 from .data import Pair
@@ -27,23 +27,29 @@ SOURCE = "realdocs_calls"
 FIRST_GROUP = 10_000_001  # group ids above any other source's
 
 
-def pairs(path: Path, exclude: Collection[str] = (), repeats: int = 1) -> list[Pair]:
-    """Each usable call's candidates as one group, `repeats` times (each repeat its own groups)."""
-    with gzip.open(path, "rt", encoding="utf-8") as f:
-        data = json.load(f)
-    texts = [tuple(p) for p in data["pairs"]]
+def pairs(paths: Path | Sequence[Path], exclude: Collection[str] = (), repeats: int = 1) -> list[Pair]:
+    """Each usable call's candidates as one group, `repeats` times (each repeat its own groups); the
+    files' calls in the order given, so that a file recorded later adds sets without renumbering."""
+    files = [_read(p) for p in ([paths] if isinstance(paths, Path) else paths)]
     out: list[Pair] = []
     group = FIRST_GROUP - 1
     for _ in range(repeats):
-        for call in data["calls"]:
-            if call["kind"] != "real" or call["set"] in exclude:
-                continue
-            if not call["unanswerable"] and not any(call["answers"]):
-                continue  # the expectation's sentence is not among them: no label to trust
-            group += 1
-            out += [Pair(*texts[i], 1.0 if answers else 0.0, 1.0, SOURCE, group)
-                    for i, answers in zip(call["idx"], call["answers"], strict=True)]
+        for texts, data in files:
+            for call in data["calls"]:
+                if call["kind"] != "real" or call["set"] in exclude:
+                    continue
+                if not call["unanswerable"] and not any(call["answers"]):
+                    continue  # the expectation's sentence is not among them: no label to trust
+                group += 1
+                out += [Pair(*texts[i], 1.0 if answers else 0.0, 1.0, SOURCE, group)
+                        for i, answers in zip(call["idx"], call["answers"], strict=True)]
     return out
+
+
+def _read(path: Path) -> tuple[list[tuple[str, str]], dict]:
+    with gzip.open(path, "rt", encoding="utf-8") as f:
+        data = json.load(f)
+    return [tuple(p) for p in data["pairs"]], data
 
 
 def file_sha256(path: Path) -> str:

@@ -61,9 +61,10 @@ def register(subparsers: Any) -> None:
                                   "questions in askers' words (rag_rlm.reader.faqs)")
     p.add_argument("--faq-repeats", type=positive_int, default=1,
                    help="times each FAQ entry is asked, each with its own random negatives (default: %(default)s)")
-    p.add_argument("--calls", help="the system's recorded reader calls on manuals (bench/realdocs_calls.json.gz, written "
-                                   "by bench/reader_calls.py record): their questions and candidates train too "
-                                   "(rag_rlm.reader.calls)")
+    p.add_argument("--calls", action="append", default=[],
+                   help="the system's recorded reader calls on manuals (bench/realdocs_calls.json.gz, written by "
+                        "bench/reader_calls.py record): their questions and candidates train too "
+                        "(rag_rlm.reader.calls); repeat for more files")
     p.add_argument("--calls-exclude", default="", help="real-page sets of --calls left out, comma-separated")
     p.add_argument("--calls-repeats", type=positive_int, default=1, help="times each call trains (default: %(default)s)")
     p.add_argument("--question-tokens", type=positive_int,
@@ -143,7 +144,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                          device=args.device, passes=args.passes,
                          api_docs=Path(args.api_docs) if args.api_docs else None,
                          faqs=Path(args.faqs) if args.faqs else None,
-                         calls=Path(args.calls) if args.calls else None,
+                         calls=tuple(Path(c) for c in args.calls),
                          calls_exclude=tuple(x for x in args.calls_exclude.split(",") if x.strip()),
                          calls_repeats=args.calls_repeats, question_tokens=args.question_tokens)
     bar = _bar(args.quiet)
@@ -182,8 +183,9 @@ def _check_paths(args: argparse.Namespace) -> str:
                 return f"--faqs {args.faqs} lists no FAQ pages"
         except (OSError, UnicodeDecodeError, ValueError) as e:
             return f"--faqs: {e}"
-    if args.calls and not Path(args.calls).is_file():
-        return f"--calls {args.calls}: no such file"
+    for c in args.calls:
+        if not Path(c).is_file():
+            return f"--calls {c}: no such file"
     if args.question_tokens is not None and not 1 <= args.question_tokens <= MAX_TOKENS - 4:
         return f"--question-tokens must be 1..{MAX_TOKENS - 4}, got {args.question_tokens}"
     if args.base and not (Path(args.base) / "config.json").is_file():

@@ -52,7 +52,7 @@ class TrainConfig:
     base: str = ""  # the model to start from: the bundled MiniLM when empty, else a model or reader folder
     api_docs: Path | None = None  # an API manual's JSON pages (`apidocs`): reference-shaped questions
     faqs: Path | None = None  # a manifest of FAQ pages (`faqs`): questions in askers' words
-    calls: Path | None = None  # the system's recorded reader calls on manuals (`calls`): their own candidates
+    calls: tuple[Path, ...] = ()  # the system's recorded reader calls on manuals (`calls`): their own candidates
     calls_exclude: tuple[str, ...] = ()  # real-page sets of `calls` left out (they pick the threshold)
     calls_repeats: int = 1
     question_tokens: int | None = None  # a pair read as the card's question_tokens reads it; None: longest_first
@@ -81,7 +81,7 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
     started = time.perf_counter()
     _seed(config.seed)
     pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs, config.faqs)
-    if config.calls is not None:  # mixed in, so that a batch holds both kinds
+    if config.calls:  # mixed in, so that a batch holds both kinds
         pairs = pairs + calls.pairs(config.calls, config.calls_exclude, config.calls_repeats)
         random.Random(config.seed).shuffle(pairs)
     if config.limit:
@@ -275,11 +275,11 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     settings = asdict(config)
     settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None,
                     api_docs=str(config.api_docs) if config.api_docs else None,
-                    faqs=str(config.faqs) if config.faqs else None, calls=str(config.calls) if config.calls else None,
+                    faqs=str(config.faqs) if config.faqs else None, calls=[str(c) for c in config.calls],
                     calls_exclude=list(config.calls_exclude))
     data = {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)}
     if config.calls:
-        data["calls_sha256"] = calls.file_sha256(config.calls)
+        data["calls_sha256"] = [calls.file_sha256(c) for c in config.calls]
     if config.api_docs:
         data["api_docs_sha256"] = apidocs.files_sha256(config.api_docs)
     if config.faqs:
@@ -357,7 +357,7 @@ def rebuild_command(s: dict) -> str:
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
     flags += [f"--faqs {s['faqs']}"] if s.get("faqs") else []
     flags += [f"--faq-repeats {mix['faq_repeats']}"] if s.get("faqs") and mix.get("faq_repeats", 1) != 1 else []
-    flags += [f"--calls {s['calls']}"] if s.get("calls") else []
+    flags += [f"--calls {c}" for c in ([s["calls"]] if isinstance(s.get("calls"), str) else s.get("calls") or [])]
     flags += [f"--calls-exclude {','.join(s['calls_exclude'])}"] if s.get("calls_exclude") else []
     flags += [f"--calls-repeats {s['calls_repeats']}"] if s.get("calls") and s.get("calls_repeats", 1) != 1 else []
     flags += [f"--question-tokens {s['question_tokens']}"] if s.get("question_tokens") else []
