@@ -491,7 +491,7 @@ def test_a_long_question_keeps_its_ask_when_the_pair_is_cut_to_the_readers_lengt
 def test_a_judge_says_whether_the_best_sentence_answers_while_the_reader_orders_them(tmp_path, embedder):
     """With RAG_RLM_JUDGE the reader's scores keep their order and ratios and are scaled so their
     best is the judge's best: found and the support level read the judge's card; a claim checked
-    alone is read by the judge alone. The memo key names both; a missing judge is an error naming it."""
+    alone is read by the judge alone; the judge reads the reader's best few. The memo key names both; a missing judge is an error naming it."""
     from rag_rlm.config import Settings
     from rag_rlm.reasoning.build import build_reasoner
     from rag_rlm.reasoning.scoring import JudgedScorer, ReaderScorer
@@ -505,7 +505,7 @@ def test_a_judge_says_whether_the_best_sentence_answers_while_the_reader_orders_
     assert isinstance(judged.scorer.inner, JudgedScorer)  # under the long_question rule's core reading
     assert judged.thresholds.found == 0.12 and "a test's held-out pages" in judged.thresholds.source("found")
     assert judged.support == pytest.approx(0.06) and alone.thresholds.found != 0.12
-    assert "+judge:" in judged.identity and judged.identity != alone.identity  # no shared memo entries
+    assert "+judge3:" in judged.identity and judged.identity != alone.identity  # no shared memo entries
 
     reader, judge = ReaderScorer(load_reader(shipped_reader_path())), ReaderScorer(load_reader(judge_folder))
     scorer = JudgedScorer(reader, judge)
@@ -521,6 +521,8 @@ def test_a_judge_says_whether_the_best_sentence_answers_while_the_reader_orders_
     assert list(np.argsort(-s)) == list(np.argsort(-r))  # the reader's order
     assert s.max() == pytest.approx(j.max(), rel=1e-5) and s / s.max() == pytest.approx(r / r.max(), rel=1e-4)
     assert scorer.score_texts(question, texts[1:2])[0] == pytest.approx(j[1], rel=1e-5)  # alone: the judge's
+    first = JudgedScorer(reader, judge, reads=1).score_texts(question, texts)  # the judge reads the reader's best only
+    assert first.max() == pytest.approx(j[int(np.argmax(r))], rel=1e-5) and list(np.argsort(-first)) == list(np.argsort(-r))
 
     from rag_rlm.reasoning.build import judge_path
 

@@ -118,29 +118,40 @@ class JudgedScorer:
     reader; it picks the answering sentence no better, and worse on multi-hop questions
     (bench/eval_results.md, twenty-seventh round). Order and ratios are the reader's, so every
     threshold on ratios reads as before; `found` and the support level are on the judge's scale
-    (its card's threshold), and a claim checked alone is read by the judge alone."""
+    (its card's threshold), and a claim checked alone is read by the judge alone.
 
-    def __init__(self, chooser, judge):  # two SentenceScorers
+    The judge reads only the reader's best `reads` candidates: on the recorded calls of manuals
+    read first, its decisions are those it makes reading all of them (bench/eval_results.md,
+    twenty-eighth round), and a call offers the reader about 15."""
+
+    def __init__(self, chooser, judge, reads: int = 3):  # two SentenceScorers
         self.chooser = chooser
         self.judge = judge
-        self.identity = f"{chooser.identity}+judge:{judge.identity}"
+        self.reads = reads
+        self.identity = f"{chooser.identity}+judge{reads}:{judge.identity}"
         self.reader = getattr(chooser, "reader", None)
         self.judge_reader = getattr(judge, "reader", None)
 
     def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
-        return _scaled(self.chooser.score(question, candidates, question_vector),
-                       self.judge.score(question, candidates, question_vector))
+        chosen = self.chooser.score(question, candidates, question_vector)
+        best = self._best(chosen)
+        return _scaled(chosen, self.judge.score(question, [candidates[i] for i in best], question_vector))
 
     def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        return _scaled(self.chooser.score_texts(question, texts), self.judge.score_texts(question, texts))
+        chosen = self.chooser.score_texts(question, texts)
+        return _scaled(chosen, self.judge.score_texts(question, [texts[i] for i in self._best(chosen)]))
+
+    def _best(self, chosen: np.ndarray) -> list[int]:
+        return [int(i) for i in np.argsort(-np.asarray(chosen), kind="stable")[:self.reads]]
 
 
 def _scaled(chosen: np.ndarray, judged: np.ndarray) -> np.ndarray:
-    """`chosen` scaled so its best is `judged`'s best (one text: the judge's score)."""
+    """`chosen` scaled so its best is `judged`'s best (one text: the judge's score); a chooser
+    whose best is not above 0 says none answers."""
     chosen = np.asarray(chosen, dtype=np.float32)
     top = float(chosen.max()) if len(chosen) else 0.0
     if top <= 0.0:
-        return np.asarray(judged, dtype=np.float32)
+        return np.zeros_like(chosen)
     return (chosen * (float(np.max(judged)) / top)).astype(np.float32)
 
 
