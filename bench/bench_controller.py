@@ -104,9 +104,9 @@ def main() -> None:
     fresh = every[args.n: args.n + args.overhead] or questions[: args.overhead]
     rows, answers = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        # A pass of every mode, not measured, first: a reader's kernels are built per input shape on
-        # first use (oneDNN), so the mode measured second paid for the third (p50 259 ms second,
-        # 71 ms third for the same mode; twenty-eighth round), and the database's pages warm too.
+        # A pass of every mode, not measured, first: without it the mode measured second paid a
+        # first-use cost that the third did not (p50 259 ms second, 71 ms third, for the same mode;
+        # twenty-eighth round), most likely torch building kernels per input shape; pages warm too.
         for name, memory, judge in MODES:
             warm = Assistant(settings.replace(reader=memory, judge=judge), store=store, embedder=embedder,
                              state=SqliteState(Path(tmp) / f"warm-{name}.db"))
