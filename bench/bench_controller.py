@@ -30,6 +30,7 @@ from rag_rlm.embed import load_embedder
 from rag_rlm.ingest.pipeline import ingest_paths
 from rag_rlm.memory import open_store
 from rag_rlm.memory.state import SqliteState
+from rag_rlm.reader import load_reader, shipped_judge_path, shipped_reader_path
 from rag_rlm.reasoning.build import build_reasoner
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -104,17 +105,10 @@ def main() -> None:
     fresh = every[args.n: args.n + args.overhead] or questions[: args.overhead]
     rows, answers = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        # A pass of every mode, not measured, first: without it the mode measured second paid a
-        # first-use cost that the third did not (p50 259 ms second, 71 ms third, for the same mode;
-        # twenty-eighth round), most likely torch building kernels per input shape; pages warm too.
-        for name, memory, judge in MODES:
-            warm = Assistant(settings.replace(reader=memory, judge=judge), store=store, embedder=embedder,
-                             state=SqliteState(Path(tmp) / f"warm-{name}.db"))
-            for q in (*WARM_UP, *questions):
-                warm.ask(q, args.collection)
         for name, memory, judge in MODES:
             # A fresh Assistant and memo per mode: no answer of one mode is served to the other.
             s = settings.replace(reader=memory, judge=judge)
+            forget_pair_scores(s)
             assistant = Assistant(s, store=store, embedder=embedder, state=SqliteState(Path(tmp) / f"{name}.db"))
             for q in WARM_UP:
                 assistant.ask(q, args.collection)
@@ -130,6 +124,14 @@ def main() -> None:
     report(rows, answers, settings.top_k)
     if overhead:
         print(overhead)
+
+
+def forget_pair_scores(settings: Settings) -> None:
+    """The shipped reader and judge are process-wide and remember the pairs they scored: without
+    this, the mode after another reader mode reads the same questions' pairs from memory (p50 71 ms
+    where the same mode measured second took 259 ms; twenty-eighth round)."""
+    for folder in (shipped_reader_path(), shipped_judge_path()):
+        load_reader(folder, settings.reader_precision, settings.reader_backend).forget()
 
 
 def report(rows: dict[str, list[float]], answers: dict[str, list[str]], k: int) -> None:
