@@ -214,6 +214,16 @@ def encode_pairs(pairs: Sequence[tuple[str, str]], ids_of, *, cls: int, sep: int
                      continuations=continuations) for q, t in pairs]
 
 
+def encode_with(tokenizer, pairs: Sequence[tuple[str, str]], max_tokens: int, question_tokens: int,
+                continuations: Collection[int] | None = None) -> list[Encoded]:
+    """`encode_pairs` with a transformers tokenizer: what the reader reads and training trains on."""
+    if continuations is None:
+        continuations = continuation_ids(tokenizer.get_vocab())
+    return encode_pairs(pairs, lambda strings: tokenizer(strings, add_special_tokens=False)["input_ids"],
+                        cls=tokenizer.cls_token_id, sep=tokenizer.sep_token_id, max_tokens=max_tokens,
+                        question_tokens=question_tokens, continuations=continuations)
+
+
 def continuation_ids(vocab: dict[str, int]) -> frozenset[int]:
     return frozenset(i for token, i in vocab.items() if token.startswith("##"))  # WordPiece: inside a word
 
@@ -228,10 +238,7 @@ class _TorchNetwork:
 
     def encode(self, pairs: Sequence[tuple[str, str]]) -> list[Encoded]:
         if self.question_tokens is not None:
-            tok = self.tokenizer
-            return encode_pairs(pairs, lambda strings: tok(strings, add_special_tokens=False)["input_ids"],
-                                 cls=tok.cls_token_id, sep=tok.sep_token_id, max_tokens=self.max_tokens,
-                                 question_tokens=self.question_tokens, continuations=self.continuations)
+            return encode_with(self.tokenizer, pairs, self.max_tokens, self.question_tokens, self.continuations)
         enc = self.tokenizer([q for q, _ in pairs], [t for _, t in pairs], truncation="longest_first",
                              max_length=self.max_tokens, return_token_type_ids=True)
         return list(zip(enc["input_ids"], enc["token_type_ids"], strict=True))
@@ -318,14 +325,17 @@ def _load(folder: Path, precision: str):
 def shipped_reader_path() -> Path:
     """The reader committed with the code (`models/reader/` of the repository), else
     `./models/reader` of the working directory (a copy of the models folder beside a deployment)."""
-    beside_code = Path(__file__).resolve().parents[2] / "models" / "reader"
-    return beside_code if (beside_code / CARD).is_file() else Path("models") / "reader"
+    return _shipped("reader")
 
 
 def shipped_judge_path() -> Path:
     """The judge committed with the code (`models/judge/`), found as the shipped reader is."""
-    beside_code = Path(__file__).resolve().parents[2] / "models" / "judge"
-    return beside_code if (beside_code / CARD).is_file() else Path("models") / "judge"
+    return _shipped("judge")
+
+
+def _shipped(name: str) -> Path:
+    beside_code = Path(__file__).resolve().parents[2] / "models" / name
+    return beside_code if (beside_code / CARD).is_file() else Path("models") / name
 
 
 _LOADED: dict[tuple[str, str, str], Reader] = {}

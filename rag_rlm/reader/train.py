@@ -29,8 +29,7 @@ from .model import (
     MAX_TOKENS,
     PRECISIONS,
     Reader,
-    continuation_ids,
-    encode_pairs,
+    encode_with,
     found_threshold,
     weights_sha256,
 )
@@ -240,10 +239,7 @@ def _encoded(pairs: list[Pair], tokenizer, config: TrainConfig) -> dict:
     if config.question_tokens is None:
         return tokenizer([p.question for p in pairs], [p.text for p in pairs], truncation="longest_first",
                          max_length=config.max_tokens)
-    encoded = encode_pairs([(p.question, p.text) for p in pairs],
-                            lambda strings: tokenizer(strings, add_special_tokens=False)["input_ids"],
-                            cls=tokenizer.cls_token_id, sep=tokenizer.sep_token_id, max_tokens=config.max_tokens,
-                            question_tokens=config.question_tokens, continuations=continuation_ids(tokenizer.get_vocab()))
+    encoded = encode_with(tokenizer, [(p.question, p.text) for p in pairs], config.max_tokens, config.question_tokens)
     return {"input_ids": [ids for ids, _ in encoded], "token_type_ids": [kinds for _, kinds in encoded]}
 
 
