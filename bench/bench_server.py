@@ -18,9 +18,13 @@ neighbours' load, CPU per answer much less.
 With --compare (the default) steps 2-3 run twice on the same collection: "before" with
 RAG_RLM_READER=none (sentences chosen and judged by the bi-encoder's similarity), then "after"
 with the shipped reader (the bi-encoder preranks, the reader re-scores the best candidates); then
-the throughput ratio. With --unique (the default) every question text
-is new: it carries this run's id, the mode and the request number, so no memo entry of an earlier
-run or of the other mode answers it (the memo lives in the store's database, shared by both).
+the throughput ratio. With --unique (the default) every answer is cold, and every question reads as it was written: each
+mode asks each question of the pool once (the load ends when the pool does, or at --duration), and
+the memo entries of earlier runs are dropped before each mode (`StateStore.prune`; the memo lives in
+the store's database). An earlier version appended "(request <id>)" to each question instead: that
+tail reads as a second sentence, so the long-question rule read 92 of 100 HotpotQA questions twice
+(a user's question of one sentence is read once) and the reader did ~30 pairs a question, not ~19.
+--no-unique cycles through the pool for --duration, so repeats may come from the memo.
 Targets: zero errors, p99 under 2 s.
 """
 
@@ -68,10 +72,12 @@ def parse_args() -> argparse.Namespace:
     p.add_argument("--compare", action=argparse.BooleanOptionalAction, default=True,
                    help="load the server before (sentence memory off) and after (on); --no-compare: after only")
     p.add_argument("--unique", action=argparse.BooleanOptionalAction, default=True,
-                   help="make every question text unique (defeats the memo cache: cold answers only)")
+                   help="ask each question once per mode, the memo emptied first (cold answers only)")
     p.add_argument("--no-reflect", action="store_true", help='ask with "reflect": false (where time goes)')
-    p.add_argument("--torch-threads", type=int, default=os.cpu_count() or 1,
-                   help="OMP threads per server process (encodes are serialised by the embedder lock, so all cores)")
+    p.add_argument("--torch-threads", type=int, help="OMP_NUM_THREADS of the server (default: the server's "
+                   "choice, its cores shared among its model lanes: one thread per pass)")
+    p.add_argument("--model-lanes", type=int, default=0,
+                   help="RAG_RLM_MODEL_LANES: passes of each model at once (default 0: one per core)")
     return p.parse_args()
 
 
@@ -85,7 +91,8 @@ def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
         "RAG_RLM_MAX_CONCURRENT_ANSWERS": str(args.concurrent_answers),
         "RAG_RLM_MAX_QUEUED_ANSWERS": str(args.clients * 2), "RAG_RLM_LOG_LEVEL": "warning",
-        "OMP_NUM_THREADS": str(args.torch_threads), "TOKENIZERS_PARALLELISM": "false",
+        "RAG_RLM_MODEL_LANES": str(args.model_lanes), "TOKENIZERS_PARALLELISM": "false",
+        **({"OMP_NUM_THREADS": str(args.torch_threads)} if args.torch_threads else {}),
     }
 
 
@@ -157,11 +164,17 @@ class Peak:
 
 async def client(i: int, http: httpx.AsyncClient, qs: list[str], deadline: float,
                  latencies: list[float], errors: dict[str, int], extra: dict[str, object]) -> None:
+    """Asks until the deadline: with --unique the next question nobody has asked (`qs` is shared and
+    consumed), else the pool in a stride of its own (`qs` is read, never consumed)."""
     n = i
     while time.monotonic() < deadline:  # bounded: each request starts before the deadline
-        tag = extra.get("_unique")
-        question = qs[n % len(qs)] + (f" (request {tag}-{i}-{n})" if tag else "")
-        n += 37  # clients walk the questions with different strides: varied, few memo hits
+        if extra.get("_unique"):
+            if not qs:
+                return
+            question = qs.pop()
+        else:
+            question = qs[n % len(qs)]
+            n += 37  # clients walk the questions with different strides: varied, few memo hits
         t0 = time.perf_counter()
         try:
             r = await http.post("/v1/ask", json={"question": question, **{k: v for k, v in extra.items() if k[0] != "_"}})
@@ -240,15 +253,18 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
             sys.exit(f"no collection {args.collection!r} in the store ({args.store or args.data}): "
                      "run without --no-ingest to build it, or name the store that has it with --store")
         print(f"\n[{mode}: RAG_RLM_READER={MODES[mode] or 'the shipped reader'}] collection {args.collection!r}: "
-              f"{chunks} chunks; {args.clients} clients for {args.duration:g} s; "
+              f"{chunks} chunks; {args.clients} clients for {args.duration:g} s"
+              f"{', each question once' if args.unique else ''}; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
         if chunks < args.chunks:
             sys.exit(f"only {chunks} chunks (< {args.chunks}): lower --chunk-tokens and rebuild")
         qs = questions()
         extra: dict[str, object] = {"reflect": False} if args.no_reflect else {}
-        extra["_unique"] = f"{run_id}-{mode}" if args.unique else ""
+        extra["_unique"] = args.unique
+        if args.unique:
+            qs = qs[::-1]  # popped from the end: asked in the pool's order
         # One answer before the clock (not counted): the first request's one-off costs.
-        await http.post("/v1/ask", json={"question": f"warm up {run_id}-{mode}: who founded the company?"})
+        await http.post("/v1/ask", json={"question": f"Who founded the company of warm-up {run_id}-{mode}?"})
         latencies: list[float] = []
         errors: dict[str, int] = {}
         peak, stop = Peak(pid), asyncio.Event()
@@ -301,7 +317,24 @@ def compare(rows: dict[str, dict[str, float]]) -> None:
     print(f"throughput after/before: {ratio:.1f}x (answers/s); p50 before/after: {b['p50'] / a['p50']:.1f}x")
 
 
+def forget_memo(args: argparse.Namespace) -> None:
+    """Drop every memo entry in the store's state (earlier runs' answers), as retention would."""
+    from rag_rlm.memo import MemoCache
+    from rag_rlm.memory.state import open_state
+
+    env = server_env(args, 8000)
+    state = open_state(env["RAG_RLM_STORE"], env["RAG_RLM_DATA_DIR"])
+    try:
+        print(f"memo: {state.prune(MemoCache.KIND, 0)} entries of earlier runs dropped")
+    finally:
+        close = getattr(state, "close", None)
+        if close:
+            close()
+
+
 def run_mode(args: argparse.Namespace, mode: str, run_id: str) -> dict[str, float]:
+    if args.unique:
+        forget_memo(args)
     port = free_port()
     proc = start_server(args, port, mode)
     try:
