@@ -55,7 +55,7 @@ class Assistant:
         self.settings = settings or Settings.from_env()
         s = self.settings
         self.store = store or open_store(s.store, timeout=s.store_timeout, statement_timeout=s.store_statement_timeout)
-        self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size)
+        self.embedder = embedder or load_embedder(s.embed_model, s.embed_device, s.batch_size, s.model_lanes or None)
         # answering's view of it: a text met again (the question, at each step) is not encoded again
         self.answer_embedder = cached(self.embedder)
         self.reasoner = reasoner or build_reasoner(s, self.answer_embedder)

@@ -83,6 +83,9 @@ class Settings:
     # in models/judge (with the shipped reader; a reader of one's own judges itself), or a folder path
     judge: str = "none"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
+    # passes of each model (embedder, reader) that run at once in a process, each on its share of
+    # the cores; 0: `serve` runs one per core (divided among its workers), other commands one
+    model_lanes: int = 0
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
     # answer from the sentence vectors stored at ingest; false: split and encode the retrieved
@@ -299,6 +302,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("reader_backend", f"must be torch or numpy, got {s.reader_backend!r}")
     if s.reader_candidates < 0:
         raise ConfigError("reader_candidates", f"must be >= 0, got {s.reader_candidates}")
+    if s.model_lanes < 0:
+        raise ConfigError("model_lanes", f"must be >= 0 (0: one per core when serving), got {s.model_lanes}")
     if s.found_threshold > 1.5:
         raise ConfigError("found_threshold", f"must be at most 1.5 (a negative value means the reader's own), got {s.found_threshold}")
     if s.llm_retries < 0:

@@ -68,7 +68,6 @@ class SentenceTransformerEmbedder:
         self.max_tokens = int(self.model.max_seq_length)
         self._token_lock = threading.Lock()
         self._encodes = Coalescer(self._encode)
-        self._encode_lock = self._encodes.lock  # embed_with_tokens runs the model too
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         """Callers that arrive while an encode runs are encoded together in the next one: under
@@ -76,6 +75,15 @@ class SentenceTransformerEmbedder:
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32)
         return self._encodes(texts)
+
+    @property
+    def lanes(self) -> int:
+        """Encodes that run at once."""
+        return self._encodes.lanes
+
+    @lanes.setter
+    def lanes(self, lanes: int) -> None:
+        self._encodes.lanes = lanes
 
     def _encode(self, texts: list[str]) -> np.ndarray:
         vectors = self.model.encode(texts, batch_size=self.batch_size, normalize_embeddings=True,
@@ -88,7 +96,7 @@ class SentenceTransformerEmbedder:
         sentence vectors are pooled from at ingest. Texts must fit the model (chunks do)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
-        with self._encode_lock:
+        with self._encodes.lane():  # a pass of the model, as the queued ones are
             outputs = self.model.encode(
                 list(texts), batch_size=self.batch_size, output_value=None, convert_to_numpy=False,
                 show_progress_bar=False,
@@ -182,10 +190,14 @@ def cached(embedder: Embedder) -> CachedEmbedder:
 _CACHE: dict[tuple[str, str], SentenceTransformerEmbedder] = {}
 
 
-def load_embedder(model_path: str = "", device: str = "cpu", batch_size: int = 64) -> SentenceTransformerEmbedder:
-    """A process-wide embedder per (path, device): the model is the expensive part to load."""
+def load_embedder(model_path: str = "", device: str = "cpu", batch_size: int = 64,
+                  lanes: int | None = None) -> SentenceTransformerEmbedder:
+    """A process-wide embedder per (path, device): the model is the expensive part to load.
+    `lanes`: encodes run at once (`coalesce`; a server's choice), None: as they are (one)."""
     key = (model_path or bundled_model_path(), device)
     emb = _CACHE.get(key)
     if emb is None:
         emb = _CACHE[key] = SentenceTransformerEmbedder(model_path, device=device, batch_size=batch_size)
+    if lanes:
+        emb.lanes = lanes
     return emb

@@ -24,6 +24,7 @@ from rag_rlm.errors import ConfigError, ModelNotFound
     ({"RAG_RLM_STORE_TIMEOUT": "0"}, "store_timeout"),
     ({"RAG_RLM_STORE_TIMEOUT": "soon"}, "RAG_RLM_STORE_TIMEOUT"),
     ({"RAG_RLM_READER_PRECISION": "fp16"}, "reader_precision"),
+    ({"RAG_RLM_MODEL_LANES": "-1"}, "model_lanes"),
     ({"RAG_RLM_READER_INT8": "true"}, "RAG_RLM_READER_INT8"),  # replaced: the error names what replaced it
 ])
 def test_bad_settings_name_the_setting(env, setting):

@@ -184,6 +184,15 @@ class Reader:
                     self._memory.popitem(last=False)
         return np.array([known[p] for p in pairs], dtype=np.float32)
 
+    @property
+    def lanes(self) -> int:
+        """Passes that run at once."""
+        return self._batched.lanes
+
+    @lanes.setter
+    def lanes(self, lanes: int) -> None:
+        self._batched.lanes = lanes
+
     def forget(self) -> None:
         """Drop the remembered pair scores: a benchmark that asks the same questions in two modes
         measures the second's reading, not the first's memory (the reader is process-wide)."""
@@ -342,9 +351,10 @@ _LOADED: dict[tuple[str, str, str], Reader] = {}
 _LOADING = threading.Lock()
 
 
-def load_reader(path: str | Path, precision: str = "fp32", backend: str = "torch") -> Reader:
+def load_reader(path: str | Path, precision: str = "fp32", backend: str = "torch", lanes: int | None = None) -> Reader:
     """A process-wide reader per folder: it is loaded once and shared by every request.
-    `precision` "auto" is bf16 where the CPU computes it natively, else fp32."""
+    `precision` "auto" is bf16 where the CPU computes it natively, else fp32. `lanes`: passes
+    that run at once (`coalesce`; a server's choice), None: as they are (one)."""
     if precision == "auto":
         precision = "fp32" if backend == "numpy" else native_precision()
     key = (str(Path(path).resolve()), precision, backend)
@@ -352,4 +362,6 @@ def load_reader(path: str | Path, precision: str = "fp32", backend: str = "torch
         reader = _LOADED.get(key)
         if reader is None:
             reader = _LOADED[key] = Reader(path, precision=precision, backend=backend)
-        return reader
+    if lanes:
+        reader.lanes = lanes
+    return reader

@@ -21,12 +21,13 @@ def build_scorer(settings: Settings) -> SentenceScorer | None:
     from ..reader import load_reader, shipped_reader_path
     from .scoring import JudgedScorer, ReaderScorer
 
+    lanes = settings.model_lanes or None  # a server's; None: as they are
     scorer = ReaderScorer(load_reader(settings.reader or shipped_reader_path(), settings.reader_precision,
-                                      settings.reader_backend))
+                                      settings.reader_backend, lanes))
     judge = judge_path(settings)
     if judge is None:
         return scorer
-    return JudgedScorer(scorer, ReaderScorer(load_reader(judge, settings.reader_precision, settings.reader_backend)))
+    return JudgedScorer(scorer, ReaderScorer(load_reader(judge, settings.reader_precision, settings.reader_backend, lanes)))
 
 
 def judge_path(settings: Settings) -> str | None:

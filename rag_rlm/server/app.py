@@ -127,6 +127,7 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None, 
     which queue connections until one of them takes them)."""
     settings = settings.replace(host=host or settings.host, port=port or settings.port)
     configure_logging(settings.log_level)
+    settings = _share_cores(settings, workers)
     common: dict[str, Any] = {"host": settings.host, "port": settings.port, "log_config": None,
                               "log_level": settings.log_level, "timeout_graceful_shutdown": 10, **UVICORN_OPTIONS}
     if workers <= 1:
@@ -140,6 +141,18 @@ def serve(settings: Settings, host: str | None = None, port: int | None = None, 
     if ready:
         ready()
     uvicorn.run("rag_rlm.server.app:app_from_env", factory=True, workers=workers, **common)
+
+
+def _share_cores(settings: Settings, workers: int) -> Settings:
+    """Many small model passes side by side: `model_lanes` passes of each model in each worker,
+    each on its share of the cores (`coalesce.serving_parallelism`)."""
+    from ..coalesce import serving_parallelism, use_threads
+
+    lanes, threads = serving_parallelism(settings.model_lanes, workers)
+    pinned = use_threads(threads)
+    log.info("models: %d pass(es) of each at once per worker, %s", lanes,
+             f"{threads} torch thread(s) each" if pinned else f"torch threads from OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
+    return settings.replace(model_lanes=lanes)
 
 
 class _Announcing(uvicorn.Server):
