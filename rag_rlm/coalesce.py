@@ -12,8 +12,8 @@ from __future__ import annotations
 import contextlib
 import os
 import threading
-from collections.abc import Iterator
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
 from typing import Any, Generic, TypeVar
 
 import numpy as np
@@ -108,11 +108,29 @@ class Coalescer(Generic[T]):
 
 
 def cores() -> int:
-    """The CPU cores this process may run on (a container's or `taskset`'s share, not the machine's)."""
+    """The CPU cores this process may run on: `taskset`'s or a container's cpuset, and no more than
+    a container's CPU quota (`docker run --cpus 2` on a 64-core host is 2), not the machine's."""
     try:
-        return len(os.sched_getaffinity(0))
+        n = len(os.sched_getaffinity(0))
     except AttributeError:  # not Linux
-        return os.cpu_count() or 1
+        n = os.cpu_count() or 1
+    try:
+        quota = quota_cpus(Path("/sys/fs/cgroup/cpu.max").read_text())
+    except OSError:  # no cgroup v2 file: no quota to honour
+        quota = None
+    return max(1, min(n, quota or n))
+
+
+def quota_cpus(cpu_max: str) -> int | None:
+    """CPUs a cgroup v2 `cpu.max` ("QUOTA PERIOD", or "max PERIOD" for none) allows, rounded up."""
+    fields = cpu_max.split()
+    if len(fields) != 2 or fields[0] == "max":
+        return None
+    try:
+        quota, period = int(fields[0]), int(fields[1])
+    except ValueError:
+        return None
+    return max(1, -(-quota // period)) if quota > 0 and period > 0 else None
 
 
 def serving_parallelism(lanes: int, workers: int) -> tuple[int, int]:

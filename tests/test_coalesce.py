@@ -137,3 +137,11 @@ def test_serve_runs_a_pass_per_core_on_one_thread_each_unless_omp_num_threads_sa
     got = json.loads(out.stdout.strip().splitlines()[-1])
     assert got["lanes"] == got["cores"] == got["embedder"] == got["reader"]
     assert got["threads"] == (got["before"] if omp else 1)  # OMP_NUM_THREADS: torch's own reading of it
+
+
+@pytest.mark.parametrize("cpu_max,cpus", [("max 100000", None), ("200000 100000", 2), ("150000 100000", 2),
+                                          ("50000 100000", 1), ("", None), ("lots of cpus", None)])
+def test_a_containers_cpu_quota_caps_the_cores_a_server_shares(cpu_max, cpus):
+    from rag_rlm.coalesce import quota_cpus
+
+    assert quota_cpus(cpu_max) == cpus
