@@ -133,12 +133,13 @@ def quota_cpus(cpu_max: str) -> int | None:
     return max(1, -(-quota // period)) if quota > 0 and period > 0 else None
 
 
-def serving_parallelism(lanes: int, workers: int) -> tuple[int, int]:
+def serving_parallelism(lanes: int, workers: int, answers: int) -> tuple[int, int]:
     """(lanes, threads) of a server's models: `lanes` passes of each model at once in each of
-    `workers` processes (0: one per core of the process's share), each pass on `threads` torch
-    threads, so that the passes fill the cores once."""
+    `workers` processes, each pass on `threads` torch threads, so that the passes fill the cores
+    once. `lanes` 0: one per core of the process's share, but no more than the `answers` it runs
+    at once (each waits on one pass at a time: more lanes would leave cores idle)."""
     share = max(1, cores() // max(1, workers))
-    lanes = lanes or share
+    lanes = lanes or max(1, min(share, answers))
     return lanes, max(1, share // lanes)
 
 

@@ -84,7 +84,8 @@ class Settings:
     judge: str = "none"
     reader_candidates: int = 0  # sentences the reader re-scores per question; 0 = the measured default
     # passes of each model (embedder, reader) that run at once in a process, each on its share of
-    # the cores; 0: `serve` runs one per core (divided among its workers), other commands one
+    # the cores; 0: `serve` runs one per core (divided among its workers; at most max_concurrent_answers),
+    # other commands one
     model_lanes: int = 0
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)

@@ -100,11 +100,12 @@ def test_a_server_shares_its_cores_among_its_workers_and_their_lanes(monkeypatch
     from rag_rlm import coalesce
 
     monkeypatch.setattr(coalesce, "cores", lambda: 8)
-    assert coalesce.serving_parallelism(0, workers=1) == (8, 1)  # a pass per core, one thread each
-    assert coalesce.serving_parallelism(0, workers=2) == (4, 1)
-    assert coalesce.serving_parallelism(0, workers=16) == (1, 1)  # more workers than cores: one each
-    assert coalesce.serving_parallelism(2, workers=1) == (2, 4)  # lanes named: the threads fill the rest
-    assert coalesce.serving_parallelism(1, workers=2) == (1, 4)
+    assert coalesce.serving_parallelism(0, workers=1, answers=8) == (8, 1)  # a pass per core, one thread each
+    assert coalesce.serving_parallelism(0, workers=2, answers=8) == (4, 1)
+    assert coalesce.serving_parallelism(0, workers=16, answers=8) == (1, 1)  # more workers than cores: one each
+    assert coalesce.serving_parallelism(0, workers=1, answers=4) == (4, 2)  # no more lanes than answers at once
+    assert coalesce.serving_parallelism(2, workers=1, answers=8) == (2, 4)  # lanes named: the threads fill the rest
+    assert coalesce.serving_parallelism(1, workers=2, answers=8) == (1, 4)
 
 
 SERVE_PARALLELISM = """

@@ -148,7 +148,7 @@ def _share_cores(settings: Settings, workers: int) -> Settings:
     each on its share of the cores (`coalesce.serving_parallelism`)."""
     from ..coalesce import serving_parallelism, use_threads
 
-    lanes, threads = serving_parallelism(settings.model_lanes, workers)
+    lanes, threads = serving_parallelism(settings.model_lanes, workers, settings.max_concurrent_answers)
     pinned = use_threads(threads)
     log.info("models: %d pass(es) of each at once per worker, %s", lanes,
              f"{threads} torch thread(s) each" if pinned else f"torch threads from OMP_NUM_THREADS={os.environ['OMP_NUM_THREADS']}")
