@@ -137,7 +137,7 @@ def serving_parallelism(lanes: int, workers: int, answers: int) -> tuple[int, in
     """(lanes, threads) of a server's models: `lanes` passes of each model at once in each of
     `workers` processes, each pass on `threads` torch threads, so that the passes fill the cores
     once. `lanes` 0: one per core of the process's share, but no more than the `answers` it runs
-    at once (each waits on one pass at a time: more lanes would leave cores idle)."""
+    at once (answers are what passes serve: more lanes than answers would mostly stand idle)."""
     share = max(1, cores() // max(1, workers))
     lanes = lanes or max(1, min(share, answers))
     return lanes, max(1, share // lanes)
