@@ -96,11 +96,14 @@ class SentenceTransformerEmbedder:
         sentence vectors are pooled from at ingest. Texts must fit the model (chunks do)."""
         if not texts:
             return np.zeros((0, self.dimension), dtype=np.float32), []
-        with self._encodes.lane():  # a pass of the model, as the queued ones are
-            outputs = self.model.encode(
-                list(texts), batch_size=self.batch_size, output_value=None, convert_to_numpy=False,
-                show_progress_bar=False,
-            )
+        parts = split_evenly(list(texts), self.lanes)
+        if len(parts) == 1:
+            outputs = self._token_pass(parts[0])
+        else:  # a server's lanes each run on a share of the cores: an ingest there uses them all
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(parts), thread_name_prefix="encode") as pool:
+                outputs = [out for part in pool.map(self._token_pass, parts) for out in part]
         vectors = np.stack([o["sentence_embedding"].float().cpu().numpy() for o in outputs])
         vectors /= np.maximum(np.linalg.norm(vectors, axis=1, keepdims=True), 1e-12)
         tokens = []
@@ -112,6 +115,11 @@ class SentenceTransformerEmbedder:
             tokens.append((vecs[:m], offsets[:m]))
         return vectors.astype(np.float32, copy=False), tokens
 
+    def _token_pass(self, texts: list[str]) -> list[dict]:
+        with self._encodes.lane():  # a pass of the model, as the queued ones are
+            return self.model.encode(texts, batch_size=self.batch_size, output_value=None, convert_to_numpy=False,
+                                     show_progress_bar=False)
+
     def token_offsets(self, text: str) -> list[tuple[int, int]]:
         with self._token_lock:
             enc = self.tokenizer(text, add_special_tokens=False, return_offsets_mapping=True, verbose=False)
@@ -120,6 +128,14 @@ class SentenceTransformerEmbedder:
     def count_tokens(self, text: str) -> int:
         with self._token_lock:
             return len(self.tokenizer(text, add_special_tokens=False, verbose=False)["input_ids"])
+
+
+def split_evenly(items: list, parts: int) -> list[list]:
+    """`items` in at most `parts` runs of (nearly) equal length, in order; none empty."""
+    parts = max(1, min(parts, len(items)))
+    size, extra = divmod(len(items), parts)
+    bounds = [i * size + min(i, extra) for i in range(parts + 1)]
+    return [items[lo:hi] for lo, hi in zip(bounds[:-1], bounds[1:], strict=True)]
 
 
 class CachedEmbedder:

@@ -146,3 +146,28 @@ def test_a_containers_cpu_quota_caps_the_cores_a_server_shares(cpu_max, cpus):
     from rag_rlm.coalesce import quota_cpus
 
     assert quota_cpus(cpu_max) == cpus
+
+
+@pytest.mark.parametrize("n,parts,sizes", [(10, 2, [5, 5]), (7, 3, [3, 2, 2]), (2, 4, [1, 1]), (5, 1, [5])])
+def test_split_evenly_keeps_the_order_in_runs_of_nearly_equal_length(n, parts, sizes):
+    from rag_rlm.embed import split_evenly
+
+    runs = split_evenly(list(range(n)), parts)
+    assert [len(r) for r in runs] == sizes
+    assert [x for r in runs for x in r] == list(range(n))
+
+
+def test_ingest_in_a_server_encodes_across_its_lanes_what_one_pass_encodes():
+    """A server's upload or source sync: its chunks split among the lanes, vectors and token vectors
+    as one pass gives them (to float noise), in the texts' order."""
+    from rag_rlm.embed import SentenceTransformerEmbedder
+
+    texts = [f"Chunk {i}: the scheduler retries a job {i} times before it gives up on host {i % 3}." * (1 + i % 4)
+             for i in range(9)]
+    one, two = SentenceTransformerEmbedder(), SentenceTransformerEmbedder()
+    two.lanes = 2
+    (v1, t1), (v2, t2) = one.embed_with_tokens(texts), two.embed_with_tokens(texts)
+    assert np.allclose(v1, v2, atol=1e-5)
+    assert [len(offsets) for _, offsets in t1] == [len(offsets) for _, offsets in t2]
+    for (vecs1, offsets1), (vecs2, offsets2) in zip(t1, t2, strict=True):
+        assert np.allclose(vecs1, vecs2, atol=1e-4) and np.array_equal(offsets1, offsets2)
