@@ -327,9 +327,7 @@ def forget_memo(args: argparse.Namespace) -> None:
     try:
         print(f"memo: {state.prune(MemoCache.KIND, 0)} entries of earlier runs dropped")
     finally:
-        close = getattr(state, "close", None)
-        if close:
-            close()
+        getattr(state, "close", lambda: None)()  # as sources/cli.py closes it: the Protocol has no close
 
 
 def run_mode(args: argparse.Namespace, mode: str, run_id: str) -> dict[str, float]:
