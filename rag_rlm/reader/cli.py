@@ -24,6 +24,7 @@ from typing import Any
 
 from ..clikit import positive_int
 from ..config import Settings
+from .thesaurus import WORDNET
 
 EXIT_OK, EXIT_FAILED, EXIT_USAGE = 0, 1, 2
 
@@ -53,6 +54,12 @@ def register(subparsers: Any) -> None:
     p.add_argument("--echoed", type=float, default=0.0,
                    help="share of SQuAD v1 questions whose candidates are also read under a heading made of the "
                         "question's words (default 0)")
+    p.add_argument("--reworded", type=float, default=0.0,
+                   help="share of SQuAD v1 questions also asked in other words: one or two of the words they share "
+                        "with their answer sentence changed for a WordNet synonym or broader word (default 0)")
+    p.add_argument("--thesaurus", default=str(WORDNET),
+                   help="WordNet 3.0's database folder, read by --reworded (default: %(default)s, Debian's "
+                        "wordnet-base)")
     p.add_argument("--same-article", type=positive_int,
                    help="constructed same-article negatives sampled (default 8000)")
     p.add_argument("--api-docs", help="an API manual's JSON pages (Node.js: /usr/share/doc/nodejs/api) to ask "
@@ -126,7 +133,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     from .train import TrainConfig, train
 
-    for name in ("chained", "premised", "storied", "swapped", "echoed"):
+    for name in ("chained", "premised", "storied", "swapped", "echoed", "reworded"):
         if not 0.0 <= getattr(args, name) <= 1.0:
             print(f"rag-rlm train-reader: --{name} is a share, 0..1, got {getattr(args, name)}", file=sys.stderr)
             return EXIT_USAGE
@@ -137,7 +144,7 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
         return EXIT_USAGE
     counts = {k: v for k, v in (("squad1", args.squad1), ("same_article", args.same_article)) if v}
     mix = Mix(**counts, chained=args.chained, premised=args.premised, storied=args.storied, swapped=args.swapped, echoed=args.echoed,
-              faq_repeats=args.faq_repeats)
+              reworded=args.reworded, faq_repeats=args.faq_repeats)
     config = TrainConfig(data=data, out=Path(args.out), dev=dev if (dev / "questions.jsonl").is_file() else None,
                          seed=args.seed, layers=layers, limit=args.limit or 0, mix=mix,
                          precision=args.precision, base=args.base or "", learning_rate=args.learning_rate,
@@ -146,7 +153,8 @@ def run(args: argparse.Namespace, settings: Settings) -> int:
                          faqs=Path(args.faqs) if args.faqs else None,
                          calls=tuple(Path(c) for c in args.calls),
                          calls_exclude=tuple(x for x in args.calls_exclude.split(",") if x.strip()),
-                         calls_repeats=args.calls_repeats, question_tokens=args.question_tokens)
+                         calls_repeats=args.calls_repeats, question_tokens=args.question_tokens,
+                         thesaurus=Path(args.thesaurus))
     bar = _bar(args.quiet)
     try:
         result = train(config, bar)
@@ -169,9 +177,11 @@ def _print_dev(dev_figures: dict | None) -> None:
 
 
 def _check_paths(args: argparse.Namespace) -> str:
-    """What is wrong with --api-docs, --faqs, --calls, --question-tokens, --base or --learning-rate, or ""."""
+    """What is wrong with --api-docs, --faqs, --calls, --thesaurus, --question-tokens, --base or
+    --learning-rate, or ""."""
     from .apidocs import files
     from .model import MAX_TOKENS
+    from .thesaurus import folder_problem
 
     if args.api_docs and (not Path(args.api_docs).is_dir() or not files(Path(args.api_docs))):
         return f"--api-docs {args.api_docs} holds no API manual pages (*.json)"
@@ -186,6 +196,9 @@ def _check_paths(args: argparse.Namespace) -> str:
     for c in args.calls:
         if not Path(c).is_file():
             return f"--calls {c}: no such file"
+    wordnet = folder_problem(Path(args.thesaurus)) if args.reworded else ""
+    if wordnet:
+        return f"--thesaurus {wordnet}"
     if args.question_tokens is not None and not 1 <= args.question_tokens <= MAX_TOKENS - 4:
         return f"--question-tokens must be 1..{MAX_TOKENS - 4}, got {args.question_tokens}"
     if args.base and not (Path(args.base) / "config.json").is_file():

@@ -33,6 +33,7 @@ from ..ingest.sentences import split_sentences
 from ..reasoning.english import content_words, words_of
 from . import apidocs
 from .perturb import perturb
+from .thesaurus import Thesaurus, reworded
 
 # What each source is and how much its labels are trusted (the README of the data folder).
 SQUAD1 = "squad1.0_train_explorer.jsonl.gz"
@@ -71,6 +72,7 @@ class Mix:
     storied: float = 0.0  # share of squad1 questions also told as a story: other sentences of their context first
     swapped: float = 0.0  # share of squad1 questions whose answer sentence is also read under another article's title
     echoed: float = 0.0  # share of squad1 questions whose candidates are also read under a heading that echoes the question
+    reworded: float = 0.0  # share of squad1 questions also asked in other words (`thesaurus`: WordNet synonyms, broader words)
     api_docs: int = 0  # questions asked of an API manual (`apidocs`), when one is given
     faq_repeats: int = 1  # times each FAQ entry (`faqs`) is asked, each with its own random negatives
 
@@ -102,11 +104,13 @@ def file_hashes(folder: Path) -> dict[str, str]:
 API_DOC_NEGATIVES = 3  # a manual's neighbours and mentions are the confusions it is there to teach
 
 
-def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None, faqs: Path | None = None) -> list[Pair]:
+def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None, faqs: Path | None = None,
+                thesaurus: Thesaurus | None = None) -> list[Pair]:
     """The training pairs of every source in `folder` (and of the API manual in `api_docs`, and of
     the FAQ pages the manifest `faqs` lists), a question's candidates together (the trainer
-    shuffles whole groups with the same seed)."""
+    shuffles whole groups with the same seed). `thesaurus` is needed when `mix.reworded` > 0."""
     rng = random.Random(seed)
+    reword_rng = random.Random(f"{seed}:reworded")  # its own stream: the other pairs stay those of the same seed without it
     ambiguous = _lines(folder / AMBIGUOUS)
     pairs: list[Pair] = []
     squad1 = [r for r in _rows(folder / SQUAD1) if r["id"] not in ambiguous]
@@ -122,6 +126,8 @@ def build_pairs(folder: Path, mix: Mix, seed: int, api_docs: Path | None = None,
             pairs += _storied(row, rng)
         if rng.random() < mix.echoed:
             pairs += _echoed(row, mix.negatives_per_question, rng)
+        if thesaurus is not None and reword_rng.random() < mix.reworded:
+            pairs += _reworded(row, thesaurus, mix.negatives_per_question, reword_rng)
         if rng.random() < mix.constructed:
             pairs += _constructed(row, entities.get(row["title"], ()), rng)
     for row in _sample(list(_rows(folder / SQUAD2)), mix.squad2, rng):
@@ -326,6 +332,25 @@ def _echoed(row: dict, negatives: int, rng: random.Random) -> list[Pair]:
     source = f"{row['source']}:echoed"
     return ([Pair(q, reader_text(title, hit, heading), 1.0, 1.0, source)]
             + [Pair(q, reader_text(title, t, heading), 0.0, 1.0, source) for t in _hardest(q, others, negatives, rng)])
+
+
+REWORDED_WEIGHT = 0.5  # a word's most common sense is not always the sense the question meant
+
+
+def _reworded(row: dict, thesaurus: Thesaurus, negatives: int, rng: random.Random) -> list[Pair]:
+    """The question asked in other words (`thesaurus.reworded`): its answer sentence still answers,
+    its hardest neighbours still do not, though none repeats the changed words."""
+    found = answer_sentence(row)
+    if found is None:
+        return []
+    hit, others = found
+    asked = reworded(row["question"], hit, thesaurus, rng)
+    if asked is None:
+        return []
+    title, source = _title(row), f"{row['source']}:reworded"
+    return ([Pair(asked, reader_text(title, hit), 1.0, REWORDED_WEIGHT, source)]
+            + [Pair(asked, reader_text(title, t), 0.0, REWORDED_WEIGHT, source)
+               for t in _hardest(asked, others, negatives, rng)])
 
 
 def _unanswerable(row: dict, negatives: int, weight: float) -> list[Pair]:

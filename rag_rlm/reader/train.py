@@ -24,6 +24,7 @@ import numpy as np
 
 from . import apidocs, calls, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
+from .thesaurus import WORDNET, Thesaurus, files_sha256 as wordnet_sha256
 from .model import (
     CARD,
     MAX_TOKENS,
@@ -58,6 +59,7 @@ class TrainConfig:
     precision: str = "fp32"  # the training arithmetic: "bf16" autocasts the forward pass (1.4x here)
     device: str = "cpu"  # "cuda": the same steps on a GPU (a CPU's and a GPU's float sums differ in the last bits)
     passes: int = 1  # passes over the pairs
+    thesaurus: Path = WORDNET  # WordNet's database files, read when mix.reworded > 0
     mix: Mix = field(default_factory=Mix)
 
 
@@ -79,7 +81,8 @@ def train(config: TrainConfig, progress: Progress | None = None) -> TrainResult:
 
     started = time.perf_counter()
     _seed(config.seed)
-    pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs, config.faqs)
+    words = Thesaurus(config.thesaurus) if config.mix.reworded else None
+    pairs = build_pairs(config.data, config.mix, config.seed, config.api_docs, config.faqs, words)
     if config.calls:  # mixed in, so that a batch holds both kinds
         pairs = pairs + calls.pairs(config.calls, config.calls_exclude, config.calls_repeats)
         random.Random(config.seed).shuffle(pairs)
@@ -272,6 +275,7 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
     settings.update(data=str(config.data), out=str(config.out), dev=str(config.dev) if config.dev else None,
                     api_docs=str(config.api_docs) if config.api_docs else None,
                     faqs=str(config.faqs) if config.faqs else None, calls=[str(c) for c in config.calls],
+                    thesaurus=str(config.thesaurus),
                     calls_exclude=list(config.calls_exclude))
     data = {"files_sha256": file_hashes(config.data), "pairs_by_source": counts, "pairs": len(pairs)}
     if config.calls:
@@ -280,6 +284,8 @@ def _card(config: TrainConfig, pairs: list[Pair], steps: int, figures: dict, sec
         data["api_docs_sha256"] = apidocs.files_sha256(config.api_docs)
     if config.faqs:
         data["faq_pages_sha256"] = faqs.files_sha256(config.faqs)
+    if config.mix.reworded:
+        data["thesaurus_sha256"] = wordnet_sha256(config.thesaurus)
     return {
         **threshold_fields(dev),
         "max_tokens": config.max_tokens,
@@ -349,6 +355,8 @@ def rebuild_command(s: dict) -> str:
     flags += [f"--storied {mix['storied']}"] if mix.get("storied") else []
     flags += [f"--swapped {mix['swapped']}"] if mix.get("swapped") else []
     flags += [f"--echoed {mix['echoed']}"] if mix.get("echoed") else []
+    flags += [f"--reworded {mix['reworded']}"] if mix.get("reworded") else []
+    flags += [f"--thesaurus {s['thesaurus']}"] if mix.get("reworded") and s.get("thesaurus") != str(WORDNET) else []
     flags += [f"--same-article {mix['same_article']}"] if mix.get("same_article", Mix.same_article) != Mix.same_article else []
     flags += [f"--api-docs {s['api_docs']}"] if s.get("api_docs") else []
     flags += [f"--faqs {s['faqs']}"] if s.get("faqs") else []
@@ -373,6 +381,16 @@ def _faq_lines(pages: dict[str, str]) -> list[str]:
     return ["`faq` pairs are the entries of FAQ pages manuals ship (`rag_rlm/reader/faqs.py`), each under its",
             "package's licence (`/usr/share/doc/<package>/copyright`):", "",
             "| FAQ page | sha256 |", "|---|---|", *(f"| {path} | `{digest}` |" for path, digest in sorted(pages.items())), ""]
+
+
+def _thesaurus_lines(files: dict[str, str]) -> list[str]:
+    """The card's word on WordNet, when the reader trained on questions reworded with it."""
+    if not files:
+        return []
+    return ["`:reworded` pairs are SQuAD questions with one or two of the words they share with their answer",
+            "sentence changed for a WordNet synonym or broader word (`rag_rlm/reader/thesaurus.py`). WordNet 3.0",
+            "(Princeton University, 2010; WordNet 3.0 licence), Debian's wordnet-base:", "",
+            "| file | sha256 |", "|---|---|", *(f"| {name} | `{digest}` |" for name, digest in sorted(files.items())), ""]
 
 
 def _passes_said(settings: dict) -> str:
@@ -413,6 +431,7 @@ def card_markdown(card: dict) -> str:
         "word, a negation) so that their own sentence no longer answers them (`rag_rlm/reader/perturb.py`).",
         "",
         *_faq_lines(card["data"].get("faq_pages_sha256", {})),
+        *_thesaurus_lines(card["data"].get("thesaurus_sha256", {})),
         "## Figures",
         "",
     ]
