@@ -71,14 +71,23 @@ def summary(rows: list[dict], k: int) -> None:
         kinds["in the asker's own words" if r["own_words"] else "in the page's words"].append(r)
     print(f"{'answerable questions':28s} n   chunk in top 3 / {k} / 60   among its sentences: top-1 reader / cosine   median rank reader / cosine")
     for kind, rs in kinds.items():
-        chunk = [r["chunk"] for r in rs]
-        read = [r for r in rs if r["reader"] is not None]
-        within = lambda n: sum(c is not None and c < n for c in chunk)  # noqa: E731
-        med = lambda key: statistics.median(r[key] for r in read) if read else float("nan")  # noqa: E731
-        print(f"{kind:28s} {len(rs):2d}  {within(3):6d} / {within(k):2d} / {within(60):2d}"
-              f"   {sum(r['reader'] == 0 for r in read):14d} / {sum(r['cosine'] == 0 for r in read):2d} of {len(read):2d}"
-              f"   {med('reader'):14.1f} / {med('cosine'):.1f}")
+        print(f"{kind:28s} {len(rs):2d}  " + _ranks_line(rs, k))
 
+
+def _ranks_line(rows: list[dict], k: int) -> str:
+    """Chunk ranks within 3 / k / 60, top-1 counts and median ranks of one kind of question."""
+    chunk = [r["chunk"] for r in rows]
+    read = [r for r in rows if r["reader"] is not None]
+
+    def within(n: int) -> int:
+        return sum(c is not None and c < n for c in chunk)
+
+    def median(key: str) -> float:
+        return statistics.median(r[key] for r in read) if read else float("nan")
+
+    return (f"{within(3):6d} / {within(k):2d} / {within(60):2d}"
+            f"   {sum(r['reader'] == 0 for r in read):14d} / {sum(r['cosine'] == 0 for r in read):2d} of {len(read):2d}"
+            f"   {median('reader'):14.1f} / {median('cosine'):.1f}")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)

@@ -24,7 +24,6 @@ import numpy as np
 
 from . import apidocs, calls, faqs
 from .data import Mix, Pair, build_pairs, file_hashes
-from .thesaurus import WORDNET, Thesaurus, files_sha256 as wordnet_sha256
 from .model import (
     CARD,
     MAX_TOKENS,
@@ -34,6 +33,8 @@ from .model import (
     found_threshold,
     weights_sha256,
 )
+from .thesaurus import WORDNET, Thesaurus
+from .thesaurus import files_sha256 as wordnet_sha256
 
 
 @dataclass(frozen=True)
