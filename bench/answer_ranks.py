@@ -1,8 +1,9 @@
 """Where a real-page set's answering sentences are lost: retrieval, or reading. For each answerable question
 of the sets (its answering sentence is the longest quote of `expect`), the rank of the chunk holding that
 sentence in dense retrieval of the whole question, and, among the sentences of the top k chunks, the rank the
-shipped reader and the bundled bi-encoder's cosine give it. Questions marked `"reworded": true` (asked in the
-asker's own words, not the page's) are counted apart.
+shipped reader, the bundled bi-encoder's cosine and the two fused (the sum of their ranks) give it. Questions
+marked `"reworded": true` (asked in the asker's own words, not the page's) are counted apart, then stories and
+direct questions where the set marks a `style`.
 
     python bench/answer_ranks.py pymarkdown sphinxdoc [--k 10] [--store pgserver://bench/out/realdocs/pgdata]
 
@@ -54,22 +55,43 @@ def ranks(store, embedder, reader, name: str, k: int) -> list[dict]:
         vector = embedder.embed([q["question"]])[0]
         spans = store.search(f"real_{name}", vector, max(k, 60))
         chunk = next((i for i, s in enumerate(spans) if needle in normalised(s.text)), None)
-        row = {"set": name, "id": q["id"], "own_words": bool(q.get("reworded")), "chunk": chunk, "reader": None, "cosine": None}
+        row = {"set": name, "id": q["id"], "kind": _kind(q), "chunk": chunk, "reader": None, "cosine": None, "fused": None}
         sentences = list(dict.fromkeys(s.text for sp in spans[:k] for s in split_sentences(sp.text) if len(s.text.split()) >= 3))
         gold = next((i for i, t in enumerate(sentences) if needle[:25] in normalised(t)), None)
         if gold is not None:
             scores = np.asarray(reader.score(q["question"], sentences))
             cosines = embedder.embed(sentences) @ vector
-            row.update(reader=int((scores > scores[gold]).sum()), cosine=int((cosines > cosines[gold]).sum()))
+            row.update(reader=_rank(scores, gold), cosine=_rank(cosines, gold), fused=_fused_rank(scores, cosines, gold))
         out.append(row)
     return out
 
 
+def _kind(question: dict) -> str:
+    """Own-words questions apart, then stories and direct questions where the set says which."""
+    if question.get("reworded"):
+        return "in the asker's own words"
+    return {"story": "told as a story", "direct": "asked directly"}.get(question.get("style", ""), "in the page's words")
+
+
+def _rank(scores: np.ndarray, gold: int) -> int:
+    """How many sentences score above the answering one."""
+    return int((scores > scores[gold]).sum())
+
+
+def _fused_rank(reader: np.ndarray, cosine: np.ndarray, gold: int) -> int:
+    """The answering sentence's rank when each sentence is ordered by the sum of its reader and cosine ranks
+    (ties to the reader): an order that no scale of either score can tip."""
+    by_reader = np.argsort(np.argsort(-reader, kind="stable"), kind="stable")
+    by_cosine = np.argsort(np.argsort(-cosine, kind="stable"), kind="stable")
+    key = list(zip(by_reader + by_cosine, by_reader, strict=True))
+    return int(sum(other < key[gold] for other in key))
+
+
 def summary(rows: list[dict], k: int) -> None:
-    kinds = defaultdict(list)
+    kinds: dict[str, list[dict]] = defaultdict(list)
     for r in rows:
-        kinds["in the asker's own words" if r["own_words"] else "in the page's words"].append(r)
-    print(f"{'answerable questions':28s} n   chunk in top 3 / {k} / 60   among its sentences: top-1 reader / cosine   median rank reader / cosine")
+        kinds[r["kind"]].append(r)
+    print(f"{'answerable questions':28s} n   chunk in top 3 / {k} / 60   among its sentences: top-1 reader / cosine / fused   median rank reader / cosine / fused")
     for kind, rs in kinds.items():
         print(f"{kind:28s} {len(rs):2d}  " + _ranks_line(rs, k))
 
@@ -86,8 +108,9 @@ def _ranks_line(rows: list[dict], k: int) -> str:
         return statistics.median(r[key] for r in read) if read else float("nan")
 
     return (f"{within(3):6d} / {within(k):2d} / {within(60):2d}"
-            f"   {sum(r['reader'] == 0 for r in read):14d} / {sum(r['cosine'] == 0 for r in read):2d} of {len(read):2d}"
-            f"   {median('reader'):14.1f} / {median('cosine'):.1f}")
+            f"   {sum(r['reader'] == 0 for r in read):14d} / {sum(r['cosine'] == 0 for r in read):2d}"
+            f" / {sum(r['fused'] == 0 for r in read):2d} of {len(read):2d}"
+            f"   {median('reader'):14.1f} / {median('cosine'):.1f} / {median('fused'):.1f}")
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
