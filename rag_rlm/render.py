@@ -60,28 +60,44 @@ def render(draft: Draft, collection: str, numbering: Numbering | None = None) ->
     """The answer text of `draft`: found parts as their claims, the others as a plain "not
     found" sentence; a whole answer that is not found says so once."""
     numbering = numbering or Numbering()
-    parts = [render_part(p, collection, numbering) for p in draft.parts]
+    rendered = [render_part(p, collection, numbering) for p in draft.parts]
+    parts = [part for part, _ in rendered]
     if draft.parts and not draft.found:
         message = not_found(draft.parts[0].question if len(draft.parts) == 1 else "", collection)
         text, lead = message, message
     else:
-        text = "\n\n".join(dict.fromkeys(p.answer for p in parts if p.answer))  # one sentence may answer two parts
+        text = _said_once(rendered)
         lead = next((tight(c.text) for p in draft.parts for c in p.claims), "")
     return Rendered(text, list(numbering.citations.values()), parts, lead,
                     {k: c.n for k, c in numbering.citations.items()})
 
 
-def render_part(part: PartDraft, collection: str, numbering: Numbering) -> PartAnswer:
+def _said_once(rendered: list[tuple[PartAnswer, list[str]]]) -> str:
+    """The parts' answers, a paragraph each, without a sentence an earlier part already said: one
+    sentence may answer two parts ("Which protocol ..., and can I change it?"), and the asker reads
+    it once. A part whose every sentence was said adds no paragraph; its own answer keeps them."""
+    said: set[str] = set()
+    paragraphs = []
+    for part, sentences in rendered:
+        fresh = [s for s in sentences if s not in said] if sentences else [part.answer] if part.answer else []
+        said.update(sentences)
+        if fresh and " ".join(fresh) not in paragraphs:
+            paragraphs.append(" ".join(fresh))
+    return "\n\n".join(paragraphs)
+
+
+def render_part(part: PartDraft, collection: str, numbering: Numbering) -> tuple[PartAnswer, list[str]]:
+    """A part's answer and the sentences it is made of (none for a part not found)."""
     if not part.found or not part.claims:
         return PartAnswer(part.question, not_found(part.question, collection), False,
-                          confidence=part.confidence)
+                          confidence=part.confidence), []
     sentences, cited, entry = [], [], ""
     for claim in part.claims:
         numbers = [numbering.number(s.span, s.start, s.end) for s in claim.sources]
         cited += [n for n in numbers if n not in cited]
         text, entry = _entry_once(claim.text, entry)
         sentences.append(with_markers(text, numbers))
-    return PartAnswer(part.question, " ".join(sentences), True, cited, part.answer, part.confidence)
+    return PartAnswer(part.question, " ".join(sentences), True, cited, part.answer, part.confidence), sentences
 
 
 def _entry_once(text: str, previous: str) -> tuple[str, str]:

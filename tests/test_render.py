@@ -189,3 +189,20 @@ def test_an_api_entrys_name_is_said_once_across_its_claims():
     rows = render(Draft((found("Which is larger?", said("Name: date; Storage Size: 4 bytes."),
                                said("Name: bigint; Storage Size: 8 bytes.")),)), "docs")
     assert rows.text.count("Name: ") == 2
+
+
+def test_a_sentence_that_answers_two_parts_is_read_once():
+    """"Which ..., and can I change it?": the sentence that answers both parts is said in the first
+    part's paragraph only; the second part's own answer still holds it, and a part with something
+    new says only that."""
+    approves = claim("Expenses over $500 need the Finance Director.", A)
+    who = claim("Hannah Lindqvist is the Finance Director.", A)
+    days = claim("New hires get 22 vacation days.", B)
+    shown = render(Draft((found("Who approves, and who is it?", approves, who),
+                          found("And is it Hannah?", who),
+                          found("And the days?", who, days))), "hr")
+    assert shown.text == ("Expenses over $500 need the Finance Director [1]. Hannah Lindqvist is the Finance Director [1]."
+                          "\n\nNew hires get 22 vacation days [2].")
+    assert [p.answer for p in shown.parts[1:]] == ["Hannah Lindqvist is the Finance Director [1].",
+                                                   "Hannah Lindqvist is the Finance Director [1]. "
+                                                   "New hires get 22 vacation days [2]."]
