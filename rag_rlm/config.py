@@ -22,7 +22,8 @@ from .errors import ConfigError
 
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
-SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
+SENTENCE_VECTORS = ("encode", "pool")
+SENTENCE_ORDERS = ("fused", "reader")  # bench/bench_sentence_vectors.py compares them
 READER_PRECISIONS = ("auto", "fp32", "bf16", "int8")  # rag_rlm.reader.model.PRECISIONS, and auto
 RENAMED = {"reader_int8": "READER_PRECISION=int8"}  # an old setting's name -> what replaced it
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
@@ -87,6 +88,11 @@ class Settings:
     # the cores; 0: `serve` runs one per core (divided among its workers; at most max_concurrent_answers),
     # other commands one
     model_lanes: int = 0
+    # which sentence comes first: "reader" (the reader's order) or "fused" (the reader's scores laid
+    # onto the order of the sum of the reader's and the bi-encoder's ranks; `found` stays the
+    # reader's): better read on manuals met first, worse on every dev check half, so not the default
+    # (bench/eval_results.md, thirty-first round)
+    sentence_order: str = "reader"
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
     # answer from the sentence vectors stored at ingest; false: split and encode the retrieved
@@ -301,6 +307,8 @@ def _validate(s: Settings) -> None:
         raise ConfigError("reader_precision", f"must be one of {', '.join(READER_PRECISIONS)}, got {s.reader_precision!r}")
     if s.reader_backend not in ("torch", "numpy"):
         raise ConfigError("reader_backend", f"must be torch or numpy, got {s.reader_backend!r}")
+    if s.sentence_order not in SENTENCE_ORDERS:
+        raise ConfigError("sentence_order", f"must be one of {', '.join(SENTENCE_ORDERS)}, got {s.sentence_order!r}")
     if s.reader_candidates < 0:
         raise ConfigError("reader_candidates", f"must be >= 0, got {s.reader_candidates}")
     if s.model_lanes < 0:

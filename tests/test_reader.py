@@ -444,6 +444,48 @@ def test_a_card_calibrated_with_a_cosine_blend_moves_the_readers_logit_by_the_bi
     assert CosineBlend(alone.scorer, embedder, 0.0, 0.58).score_texts(question, texts) == pytest.approx(p, abs=1e-6)
 
 
+def test_the_fused_order_lays_the_readers_scores_onto_the_sum_of_reader_and_cosine_ranks(reader, embedder):
+    """`sentence_order = "fused"`: of the candidates the reader scores at the floor or
+    above, the one with the smallest sum of its rank by the reader and by the bi-encoder's cosine
+    (ties to the reader) gets the reader's best score, and so on down, the others after them in the
+    reader's order; the scores themselves, and so `found`, stay the reader's."""
+    from rag_rlm.reasoning.scoring import RankFused, ReaderScorer
+
+    question = "How many days of paid leave do employees get?"
+    texts = [reader_text("Expenses", "Expenses submitted more than 90 days after the purchase are not reimbursed."),
+             reader_text("Time off", "New hires get 22 vacation days per calendar year."),
+             reader_text("Time off", "Unused vacation days carry over to the next year."),
+             reader_text("Expenses", "Receipts must be attached to every claim."),
+             reader_text("Holidays", "The office is closed on public holidays.")]
+    alone = np.asarray(reader.score(question, texts))
+    vectors = embedder.embed([question, *texts])
+    cosine = vectors[1:] @ vectors[0]
+    by_reader, by_cosine = (list(np.argsort(np.argsort(-x, kind="stable"), kind="stable")) for x in (alone, cosine))
+    for floor in (0.0, 0.15, 0.5):
+        order = sorted(range(len(texts)), key=lambda i, f=floor: (alone[i] < f, 0 if alone[i] < f else by_reader[i] + by_cosine[i], by_reader[i]))
+        fused = RankFused(ReaderScorer(reader), embedder, floor).score_texts(question, texts)
+        assert list(fused[order]) == sorted(alone, reverse=True)  # the i-th of the fused order holds the i-th best
+        assert sorted(fused) == sorted(alone) and fused.max() == alone.max()
+    # the reader alone puts the 90-day expense rule first; the cosine's ranks bring the vacation days up,
+    # unless the floor leaves the expense rule the only sentence the reader supports
+    assert int(np.argmax(alone)) == 0 and alone[1] >= 0.15
+    assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15).score_texts(question, texts))) == 1
+    assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.5).score_texts(question, texts))) == 0
+
+
+def test_the_sentence_order_is_a_setting_the_memo_key_names(embedder):
+    from rag_rlm.config import Settings
+    from rag_rlm.errors import ConfigError
+    from rag_rlm.reasoning.build import build_reasoner
+
+    plain = build_reasoner(Settings(reader_precision="fp32"), embedder)  # the reader's order by default
+    fused = build_reasoner(Settings(reader_precision="fp32", sentence_order="fused"), embedder)
+    assert "+rank-fused" in fused.identity and "+rank-fused" not in plain.identity  # no shared memo entries
+    assert fused.thresholds.found == plain.thresholds.found  # found is the reader's either way
+    with pytest.raises(ConfigError, match="sentence_order.*fused, reader.*'cosine'"):
+        Settings(sentence_order="cosine")
+
+
 def _asking_last(tmp_path: Path, question_tokens: int | None) -> Path:
     """The shipped reader with its card's question_tokens set (None: removed, the longest_first reading)."""
     folder = tmp_path / f"ask{question_tokens}"

@@ -69,11 +69,14 @@ def build_reasoner(settings: Settings, embedder: Embedder, scorer: SentenceScore
     both read with `scorer` (built from the settings when not given)."""
     scorer = scorer if scorer is not None else build_scorer(settings)
     thresholds = build_thresholds(settings, scorer)
-    if scorer is not None and thresholds.cosine_weight:
-        from .scoring import CosineBlend
+    if scorer is not None and (thresholds.cosine_weight or settings.sentence_order == "fused"):
+        from .scoring import CosineBlend, RankFused
 
-        embedder = cached(embedder)  # the reasoner's own: a question is embedded once for both
-        scorer = CosineBlend(scorer, embedder, thresholds.cosine_weight, thresholds.cosine_centre)
+        embedder = cached(embedder)  # the reasoner's own: a question is embedded once for all
+        if thresholds.cosine_weight:
+            scorer = CosineBlend(scorer, embedder, thresholds.cosine_weight, thresholds.cosine_centre)
+        if settings.sentence_order == "fused":
+            scorer = RankFused(scorer, embedder, thresholds.support_share * thresholds.found)
     rules = RuleSet.from_setting(settings.rules_off)
     if not settings.llm:
         from .extractive import ExtractiveReasoner

@@ -3,6 +3,9 @@
 
 - `ReaderScorer`: the trained reader reads (question, "title — heading: sentence") and gives the
   probability that the sentence answers the question. The default.
+- `RankFused`: the reader's scores laid onto the order of the sum of the reader's and the
+  bi-encoder's ranks (`sentence_order = "fused"`): which sentence comes first can change, `found`
+  cannot.
 - `CosineBlend`: the reader's logit moved by the bi-encoder's cosine (a reader card calibrated
   with a blend asks for it).
 - `JudgedScorer`: the reader orders the candidates and a second reader, the judge, says how much
@@ -109,6 +112,52 @@ class CosineBlend:
         p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
         logits = np.log(p / (1 - p)) + self.weight * (np.asarray(cosines, dtype=np.float64) - self.centre)
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
+
+
+class RankFused:
+    """The reader's own scores handed out in a fused order: the candidates the reader scores at
+    least `floor` (reflection's support level) first, each placed by the sum of its rank by the
+    reader and its rank by the bi-encoder's cosine among all candidates (ties to the reader), then
+    the rest in the reader's order, and the candidate placed i-th gets the reader's i-th best score. Which
+    supported sentence comes first can change; the best score, and so `found`, and every ratio
+    between successive scores stay the reader's. A rank sum has no scale to tip, where a blend of
+    scores moved declines (twenty-fifth round); the floor keeps a sentence the reader does not
+    support from coming first only to be dropped by reflection (thirty-first round)."""
+
+    def __init__(self, inner, embedder, floor: float):  # a SentenceScorer, an Embedder
+        self.inner = inner
+        self.embedder = embedder
+        self.floor = floor
+        self.identity = f"{inner.identity}+rank-fused@{floor:.4g}"
+        self.reader = getattr(inner, "reader", None)
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        scores = self.inner.score(question, candidates, question_vector)
+        if int((np.asarray(scores) >= self.floor).sum()) < 2:
+            return scores
+        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
+        return fused(scores, np.stack([c.vector for c in candidates]) @ qv, self.floor)
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        scores = self.inner.score_texts(question, texts)
+        if int((np.asarray(scores) >= self.floor).sum()) < 2:
+            return scores
+        vectors = self.embedder.embed([question, *texts])
+        return fused(scores, vectors[1:] @ vectors[0], self.floor)
+
+
+def fused(scores: np.ndarray, cosines: np.ndarray, floor: float = 0.0) -> np.ndarray:
+    """`scores`' values, sorted, laid onto this order: the scores at `floor` or above by the sum of
+    their rank by `scores` and by `cosines` (ranks among all candidates; ties to `scores`), then the
+    others in the order of `scores`."""
+    scores = np.asarray(scores, dtype=np.float32)
+    by_score = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
+    by_cosine = np.argsort(np.argsort(-np.asarray(cosines), kind="stable"), kind="stable")
+    below = scores < floor  # the primary key last: below the floor, then the rank sum, then the reader
+    order = np.lexsort((by_score, np.where(below, 0, by_score + by_cosine), below))
+    out = np.empty_like(scores)
+    out[order] = np.sort(scores)[::-1]
+    return out
 
 
 class JudgedScorer:
