@@ -78,7 +78,38 @@ def coverage(question: str, texts: Sequence[str]) -> np.ndarray:
     return np.array([len(words & content_words(t)) / len(words) for t in texts], dtype=np.float32)
 
 
-class CosineBlend:
+class _WithCosine:
+    """A scorer that reads the inner scorer's scores together with the bi-encoder's cosine between
+    the question and each candidate (stored sentence vectors, or the texts embedded)."""
+
+    def __init__(self, inner, embedder):  # a SentenceScorer, an Embedder
+        self.inner = inner
+        self.embedder = embedder
+        self.reader = getattr(inner, "reader", None)
+
+    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
+        scores = self.inner.score(question, candidates, question_vector)
+        if not self._moves(scores):
+            return scores
+        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
+        return self._combined(scores, np.stack([c.vector for c in candidates]) @ qv)
+
+    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
+        scores = self.inner.score_texts(question, texts)
+        if not self._moves(scores):
+            return scores
+        vectors = self.embedder.embed([question, *texts])
+        return self._combined(scores, vectors[1:] @ vectors[0])
+
+    def _moves(self, scores: np.ndarray) -> bool:
+        """Whether the cosine can change these scores (else it is not computed)."""
+        return len(scores) > 0
+
+    def _combined(self, scores: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+        raise NotImplementedError
+
+
+class CosineBlend(_WithCosine):
     """The reader's logit plus `weight` x (the bi-encoder's cosine - `centre`), read as a probability.
     The reader learned from Wikipedia questions; on a manual it meets first, asked as a story, the
     bi-encoder (trained on far more kinds of text) picks the answering sentence more often
@@ -87,63 +118,37 @@ class CosineBlend:
     card names both with the threshold calibrated on the blend."""
 
     def __init__(self, inner, embedder, weight: float, centre: float):  # a SentenceScorer, an Embedder
-        self.inner = inner
-        self.embedder = embedder
+        super().__init__(inner, embedder)
         self.weight = weight
         self.centre = centre
         self.identity = f"{inner.identity}+cosine*{weight:g}@{centre:g}"
-        self.reader = getattr(inner, "reader", None)
 
-    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
-        scores = self.inner.score(question, candidates, question_vector)
-        if not candidates:
-            return scores
-        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
-        return self._blend(scores, np.stack([c.vector for c in candidates]) @ qv)
-
-    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        scores = self.inner.score_texts(question, texts)
-        if not texts:
-            return scores
-        vectors = self.embedder.embed([question, *texts])
-        return self._blend(scores, vectors[1:] @ vectors[0])
-
-    def _blend(self, probabilities: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+    def _combined(self, probabilities: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         p = np.clip(np.asarray(probabilities, dtype=np.float64), 1e-7, 1 - 1e-7)
         logits = np.log(p / (1 - p)) + self.weight * (np.asarray(cosines, dtype=np.float64) - self.centre)
         return (1.0 / (1.0 + np.exp(-logits))).astype(np.float32)
 
 
-class RankFused:
+class RankFused(_WithCosine):
     """The reader's own scores handed out in a fused order: the candidates the reader scores at
     least `floor` (reflection's support level) first, each placed by the sum of its rank by the
     reader and its rank by the bi-encoder's cosine among all candidates (ties to the reader), then
-    the rest in the reader's order, and the candidate placed i-th gets the reader's i-th best score. Which
-    supported sentence comes first can change; the best score, and so `found`, and every ratio
-    between successive scores stay the reader's. A rank sum has no scale to tip, where a blend of
-    scores moved declines (twenty-fifth round); the floor keeps a sentence the reader does not
-    support from coming first only to be dropped by reflection (thirty-first round)."""
+    the rest in the reader's order, and the candidate placed i-th gets the reader's i-th best
+    score. Which supported sentence comes first can change; the best score, and so `found`, and
+    every ratio between successive scores stay the reader's. A rank sum has no scale to tip, where
+    a blend of scores moved declines (twenty-fifth round); the floor keeps a sentence the reader
+    does not support from coming first only to be dropped by reflection (thirty-first round)."""
 
     def __init__(self, inner, embedder, floor: float):  # a SentenceScorer, an Embedder
-        self.inner = inner
-        self.embedder = embedder
+        super().__init__(inner, embedder)
         self.floor = floor
         self.identity = f"{inner.identity}+rank-fused@{floor:.4g}"
-        self.reader = getattr(inner, "reader", None)
 
-    def score(self, question: str, candidates: Sequence[Candidate], question_vector: np.ndarray | None = None) -> np.ndarray:
-        scores = self.inner.score(question, candidates, question_vector)
-        if int((np.asarray(scores) >= self.floor).sum()) < 2:
-            return scores
-        qv = question_vector if question_vector is not None else self.embedder.embed([question])[0]
-        return fused(scores, np.stack([c.vector for c in candidates]) @ qv, self.floor)
+    def _moves(self, scores: np.ndarray) -> bool:
+        return int((np.asarray(scores) >= self.floor).sum()) >= 2  # one supported sentence stays first
 
-    def score_texts(self, question: str, texts: Sequence[str]) -> np.ndarray:
-        scores = self.inner.score_texts(question, texts)
-        if int((np.asarray(scores) >= self.floor).sum()) < 2:
-            return scores
-        vectors = self.embedder.embed([question, *texts])
-        return fused(scores, vectors[1:] @ vectors[0], self.floor)
+    def _combined(self, scores: np.ndarray, cosines: np.ndarray) -> np.ndarray:
+        return fused(scores, cosines, self.floor)
 
 
 def fused(scores: np.ndarray, cosines: np.ndarray, floor: float = 0.0) -> np.ndarray:
