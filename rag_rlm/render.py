@@ -73,17 +73,35 @@ def render(draft: Draft, collection: str, numbering: Numbering | None = None) ->
 
 
 def _said_once(rendered: list[tuple[PartAnswer, list[str]]]) -> str:
-    """The parts' answers, a paragraph each, without a sentence an earlier part already said: one
-    sentence may answer two parts ("Which protocol ..., and can I change it?"), and the asker reads
-    it once. A part whose every sentence was said adds no paragraph; its own answer keeps them."""
+    """The parts' answers, a paragraph each, without a sentence said twice: one sentence may answer
+    two parts ("Which protocol ..., and can I change it?"), and the asker reads it once. A later
+    part's sentence an earlier part said is left out; an earlier part's sentence that a later
+    part's claim says whole, with more, is left to that claim. A part left with nothing adds no
+    paragraph; each part's own answer keeps its sentences."""
     said: set[str] = set()
-    paragraphs = []
+    paragraphs: list[list[str]] = []
     for part, sentences in rendered:
         fresh = [s for s in sentences if s not in said] if sentences else [part.answer] if part.answer else []
         said.update(sentences)
-        if fresh and " ".join(fresh) not in paragraphs:
-            paragraphs.append(" ".join(fresh))
-    return "\n\n".join(paragraphs)
+        if fresh and fresh not in paragraphs:
+            paragraphs.append(fresh)
+    later = [" ".join(_MARKERS.sub("", s) for s in p) for p in paragraphs]
+    kept = [[s for s in p if not any(_says(other, _bare(s)) for other in later[i + 1:])]
+            for i, p in enumerate(paragraphs)]
+    return "\n\n".join(" ".join(p) for p in kept if p)
+
+
+_MARKERS = re.compile(r"\s*(?:\[\d+\])+")
+
+
+def _bare(sentence: str) -> str:
+    """A rendered sentence without its citation markers and closing punctuation."""
+    return _END.sub("", _MARKERS.sub("", sentence)).strip()
+
+
+def _says(text: str, sentence: str) -> bool:
+    """Whether `text` holds `sentence` as whole sentences (not as a piece of a longer one)."""
+    return bool(sentence) and re.search(rf"(?:^|(?<=[.!?] )){re.escape(sentence)}(?:[.!?]|$)", text) is not None
 
 
 def render_part(part: PartDraft, collection: str, numbering: Numbering) -> tuple[PartAnswer, list[str]]:

@@ -206,3 +206,17 @@ def test_a_sentence_that_answers_two_parts_is_read_once():
     assert [p.answer for p in shown.parts[1:]] == ["Hannah Lindqvist is the Finance Director [1].",
                                                    "Hannah Lindqvist is the Finance Director [1]. "
                                                    "New hires get 22 vacation days [2]."]
+
+
+def test_a_sentence_a_later_part_says_whole_with_more_is_read_there():
+    """"How long does VACUUM FULL lock the table, and what extra space does it need?": the first
+    part's sentence is the opening of the second part's claim; the asker reads it once, there. A
+    sentence that is only a piece of a longer one stays."""
+    locks = claim("Expenses over $500 need the Finance Director.", A)
+    both = claim("Expenses over $500 need the Finance Director. Hannah Lindqvist is the Finance Director.", A)
+    piece = claim("Hannah Lindqvist is the Finance", A)
+    shown = render(Draft((found("Who approves?", locks), found("Who is it?", both))), "hr")
+    assert shown.text == "Expenses over $500 need the Finance Director. Hannah Lindqvist is the Finance Director [1]."
+    assert shown.parts[0].answer == "Expenses over $500 need the Finance Director [1]."
+    kept = render(Draft((found("Who?", piece), found("Who is it?", both))), "hr")
+    assert kept.text.startswith("Hannah Lindqvist is the Finance [1].\n\n")
