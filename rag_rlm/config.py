@@ -22,8 +22,8 @@ from .errors import ConfigError
 
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
-SENTENCE_VECTORS = ("encode", "pool")
-SENTENCE_ORDERS = ("fused", "reader")  # bench/bench_sentence_vectors.py compares them
+SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
+SENTENCE_ORDERS = ("fused", "reader")  # bench/eval_results.md, thirty-first round
 READER_PRECISIONS = ("auto", "fp32", "bf16", "int8")  # rag_rlm.reader.model.PRECISIONS, and auto
 RENAMED = {"reader_int8": "READER_PRECISION=int8"}  # an old setting's name -> what replaced it
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)

@@ -72,31 +72,23 @@ def render(draft: Draft, collection: str, numbering: Numbering | None = None) ->
                     {k: c.n for k, c in numbering.citations.items()})
 
 
-def _said_once(rendered: list[tuple[PartAnswer, list[str]]]) -> str:
+def _said_once(rendered: list[tuple[PartAnswer, list[tuple[str, str]]]]) -> str:
     """The parts' answers, a paragraph each, without a sentence said twice: one sentence may answer
     two parts ("Which protocol ..., and can I change it?"), and the asker reads it once. A later
     part's sentence an earlier part said is left out; an earlier part's sentence that a later
     part's claim says whole, with more, is left to that claim. A part left with nothing adds no
     paragraph; each part's own answer keeps its sentences."""
     said: set[str] = set()
-    paragraphs: list[list[str]] = []
+    paragraphs: list[list[tuple[str, str]]] = []
     for part, sentences in rendered:
-        fresh = [s for s in sentences if s not in said] if sentences else [part.answer] if part.answer else []
-        said.update(sentences)
+        fresh = [s for s in sentences if s[1] not in said] if sentences else [(part.answer, part.answer)] if part.answer else []
+        said.update(shown for _, shown in sentences)
         if fresh and fresh not in paragraphs:
             paragraphs.append(fresh)
-    later = [" ".join(_MARKERS.sub("", s) for s in p) for p in paragraphs]
-    kept = [[s for s in p if not any(_says(other, _bare(s)) for other in later[i + 1:])]
+    later = [" ".join(text for text, _ in p) for p in paragraphs]
+    kept = [[shown for text, shown in p if not any(_says(other, _END.sub("", text)) for other in later[i + 1:])]
             for i, p in enumerate(paragraphs)]
     return "\n\n".join(" ".join(p) for p in kept if p)
-
-
-_MARKERS = re.compile(r"\s*(?:\[\d+\])+")
-
-
-def _bare(sentence: str) -> str:
-    """A rendered sentence without its citation markers and closing punctuation."""
-    return _END.sub("", _MARKERS.sub("", sentence)).strip()
 
 
 def _says(text: str, sentence: str) -> bool:
@@ -104,8 +96,9 @@ def _says(text: str, sentence: str) -> bool:
     return bool(sentence) and re.search(rf"(?:^|(?<=[.!?] )){re.escape(sentence)}(?:[.!?]|$)", text) is not None
 
 
-def render_part(part: PartDraft, collection: str, numbering: Numbering) -> tuple[PartAnswer, list[str]]:
-    """A part's answer and the sentences it is made of (none for a part not found)."""
+def render_part(part: PartDraft, collection: str, numbering: Numbering) -> tuple[PartAnswer, list[tuple[str, str]]]:
+    """A part's answer and the sentences it is made of, each as its text and as shown with its
+    markers (none for a part not found)."""
     if not part.found or not part.claims:
         return PartAnswer(part.question, not_found(part.question, collection), False,
                           confidence=part.confidence), []
@@ -114,8 +107,9 @@ def render_part(part: PartDraft, collection: str, numbering: Numbering) -> tuple
         numbers = [numbering.number(s.span, s.start, s.end) for s in claim.sources]
         cited += [n for n in numbers if n not in cited]
         text, entry = _entry_once(claim.text, entry)
-        sentences.append(with_markers(text, numbers))
-    return PartAnswer(part.question, " ".join(sentences), True, cited, part.answer, part.confidence), sentences
+        sentences.append((tight(text), with_markers(text, numbers)))
+    answer = " ".join(shown for _, shown in sentences)
+    return PartAnswer(part.question, answer, True, cited, part.answer, part.confidence), sentences
 
 
 def _entry_once(text: str, previous: str) -> tuple[str, str]:

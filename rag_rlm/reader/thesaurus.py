@@ -29,6 +29,9 @@ PARTS = ("noun", "verb", "adj", "adv")
 FILES = tuple(f"{kind}.{part}" for part in PARTS for kind in ("index", "data"))
 INSTALL_HINT = "apt-get install wordnet-base"
 SYNONYM = re.compile(r"[a-z]+(?: [a-z]+)?")  # one or two plain lower-case words: no names, no codes
+WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
+MOST_CHANGED = 2  # more changed words make a question nobody would ask
+SYNONYM_FIRST = 0.6  # a synonym keeps the question's meaning more often than a broader word
 
 
 class ThesaurusError(ValueError):
@@ -121,12 +124,6 @@ def _lines(path: Path):
                 yield line
 
 
-WORD = re.compile(r"[A-Za-z][A-Za-z'-]*")
-
-
-MOST_CHANGED = 2  # more changed words make a question nobody would ask
-
-
 def reworded(question: str, sentence: str, thesaurus: Thesaurus, rng: random.Random) -> str | None:
     """The question with one or two of the words it shares with `sentence` changed for a synonym
     or a broader word that the sentence does not say; None when none could be. Capitalised words
@@ -165,9 +162,6 @@ def _other_word(word: str, said: frozenset[str], thesaurus: Thesaurus, rng: rand
     synonyms = [w for w in options if w in sense.synonyms]
     choice = rng.choice(synonyms if synonyms and rng.random() < SYNONYM_FIRST else options)
     return _plural(choice) if plural else choice
-
-
-SYNONYM_FIRST = 0.6  # a synonym keeps the question's meaning more often than a broader word
 
 
 def _plural(word: str) -> str:
