@@ -385,8 +385,7 @@ class ExtractiveReasoner:
         options = [o for k, o in enumerate(options) if not any(o[0][0] is p[0][0] and o[1] == p[1] for p in options[:k])]
         if not options:
             return base, ()
-        options, scores = self._chains_that_add(question, options,
-                                                self.scorer.score_texts(question, [text for _, text in options]))
+        options, scores = self._chains_that_add(question, options)
         found, confidence = self.answerability.judge(scores)
         best = int(np.argmax(scores))
         claims = tuple(replace(c, read_as=(question, options[best][1])) for c in options[best][0])
@@ -399,16 +398,19 @@ class ExtractiveReasoner:
         return PartDraft(question, claims if found else (), found, confidence, base.focus), fired
 
     def _chains_that_add(self, question: str, options: list[tuple[tuple[Claim, ...], str]],
-                         scores: np.ndarray) -> tuple[list[tuple[tuple[Claim, ...], str]], np.ndarray]:
-        """A chain leads with its hop's sentence, so it must answer better than its link read
-        alone: when the link answers by itself (the hop went to a stray name), the link leads,
-        not a sentence that merely follows it. A chain that adds less than `chain_gain` to its
-        link's own score is not chosen, and the link is an option of its own."""
+                         ) -> tuple[list[tuple[tuple[Claim, ...], str]], np.ndarray]:
+        """The options scored against the question. A chain leads with its hop's sentence, so it
+        must answer better than its link read alone: when the link answers by itself (the hop went
+        to a stray name), the link leads, not a sentence that merely follows it. A chain that adds
+        less than `chain_gain` to its link's own score is not chosen, and the link is an option of
+        its own. Options and links are read in one call: a scorer that orders its candidates
+        (`sentence_order = "fused"`) then puts chains and links on one scale."""
         links = list({o[0][1].text: o[0][1] for o in options if len(o[0]) == 2}.values())
+        read = self.scorer.score_texts(question, [text for _, text in options] + [_read_text(c) for c in links])
+        scores = read[:len(options)]
         if not links:
             return options, scores
-        alone = dict(zip((c.text for c in links), self.scorer.score_texts(question, [_read_text(c) for c in links]),
-                         strict=True))
+        alone = dict(zip((c.text for c in links), read[len(options):], strict=True))
         scores = np.array([-1.0 if len(claims) == 2 and score < alone[claims[1].text] + self.thresholds.chain_gain
                            else score for (claims, _), score in zip(options, scores, strict=True)], dtype=np.float32)
         said = {o[0][0].text for o in options if len(o[0]) == 1}
