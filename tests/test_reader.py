@@ -471,6 +471,10 @@ def test_the_fused_order_lays_the_readers_scores_onto_the_sum_of_reader_and_cosi
     assert int(np.argmax(alone)) == 0 and alone[1] >= 0.15
     assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15).score_texts(question, texts))) == 1
     assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.5).score_texts(question, texts))) == 0
+    # a reader sure of its best sentence keeps its order: fused only under `below`
+    best = float(alone.max())
+    assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15, below=best).score_texts(question, texts))) == 0
+    assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15, below=best + 1e-3).score_texts(question, texts))) == 1
 
 
 def test_the_sentence_order_is_a_setting_the_memo_key_names(embedder):

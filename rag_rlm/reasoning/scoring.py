@@ -137,15 +137,20 @@ class RankFused(_WithCosine):
     score. Which supported sentence comes first can change; the best score, and so `found`, and
     every ratio between successive scores stay the reader's. A rank sum has no scale to tip, where
     a blend of scores moved declines (twenty-fifth round); the floor keeps a sentence the reader
-    does not support from coming first only to be dropped by reflection (thirty-first round)."""
+    does not support from coming first only to be dropped by reflection (thirty-first round).
+    The order is fused only when the reader's best score is under `below`: a sentence the reader
+    is sure of keeps its place (thirty-second round)."""
 
-    def __init__(self, inner, embedder, floor: float):  # a SentenceScorer, an Embedder
+    def __init__(self, inner, embedder, floor: float, below: float = 1.0):  # a SentenceScorer, an Embedder
         super().__init__(inner, embedder)
         self.floor = floor
-        self.identity = f"{inner.identity}+rank-fused@{floor:.4g}"
+        self.below = below
+        self.identity = f"{inner.identity}+rank-fused@{floor:.4g}" + (f"<{below:g}" if below < 1 else "")
 
     def _moves(self, scores: np.ndarray) -> bool:
-        return int((np.asarray(scores) >= self.floor).sum()) >= 2  # one supported sentence stays first
+        scores = np.asarray(scores)
+        return (len(scores) > 0 and float(scores.max()) < self.below
+                and int((scores >= self.floor).sum()) >= 2)  # one supported sentence stays first
 
     def _combined(self, scores: np.ndarray, cosines: np.ndarray) -> np.ndarray:
         return fused(scores, cosines, self.floor)

@@ -24,6 +24,8 @@ class Thresholds:
     # (`scoring.CosineBlend`); 0: the reader alone. A reader's card sets both with its threshold
     cosine_weight: float = 0.0
     cosine_centre: float = 0.0
+    # sentence_order "fused": the order is fused only when the reader's best score is under this
+    fuse_below: float = 0.7
     # sentences said per part at most: the one that answers, and one that supports it
     max_claims: int = 2
     # cosine above which two sentences say the same thing (one is dropped)
@@ -83,6 +85,7 @@ DEFAULT_SOURCES = {
     "reader_candidates": "bench/bench_reader.py: top-1 stops improving beyond it on the tune halves",
     "cosine_weight": "no blend unless the reader's card was calibrated with one (bench/calibrate_reader.py)",
     "cosine_centre": "no blend unless the reader's card was calibrated with one (bench/calibrate_reader.py)",
+    "fuse_below": "tune halves (bench/eval_results.md, thirty-second round): manuals of rounds 23-26 read best at 0.7-0.8, dev tune at 0.7",
     "max_claims": "a one-fact question reads best as its answer and one supporting sentence",
     "duplicate": "cosine of paraphrases in the sample handbook (tests/test_reasoning_extractive.py)",
     "tie_logit": "chosen before measuring: scores this close are the reader's noise, not a reading",
