@@ -23,7 +23,7 @@ from .errors import ConfigError
 ENV_PREFIX = "RAG_RLM_"
 QUANTIZATIONS = ("4bit", "8bit", "none")
 SENTENCE_VECTORS = ("encode", "pool")  # bench/bench_sentence_vectors.py compares them
-SENTENCE_ORDERS = ("fused", "reader")  # bench/eval_results.md, thirty-first round
+SENTENCE_ORDERS = ("fused", "reader")  # bench/eval_results.md, thirty-first and thirty-second rounds
 READER_PRECISIONS = ("auto", "fp32", "bf16", "int8")  # rag_rlm.reader.model.PRECISIONS, and auto
 RENAMED = {"reader_int8": "READER_PRECISION=int8"}  # an old setting's name -> what replaced it
 # Seconds a store call waits for a connection (pool acquire, libpq connect, Qdrant's HTTP client)
@@ -88,11 +88,12 @@ class Settings:
     # the cores; 0: `serve` runs one per core (divided among its workers; at most max_concurrent_answers),
     # other commands one
     model_lanes: int = 0
-    # which sentence comes first: "reader" (the reader's order) or "fused" (the reader's scores laid
-    # onto the order of the sum of the reader's and the bi-encoder's ranks; `found` stays the
-    # reader's): better read on manuals met first, worse on every dev check half, so not the default
-    # (bench/eval_results.md, thirty-first round)
-    sentence_order: str = "reader"
+    # which sentence comes first: "fused" (the reader's scores laid onto the order of the sum of the
+    # reader's and the bi-encoder's ranks where the reader's best is under `fuse_below`; `found`
+    # stays the reader's) or "reader" (the reader's order): fused reads better on 44 manuals, both
+    # halves of those read first, and on two of three dev check halves (bench/eval_results.md,
+    # thirty-second round)
+    sentence_order: str = "fused"
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)
     # answer from the sentence vectors stored at ingest; false: split and encode the retrieved

@@ -482,9 +482,10 @@ def test_the_sentence_order_is_a_setting_the_memo_key_names(embedder):
     from rag_rlm.errors import ConfigError
     from rag_rlm.reasoning.build import build_reasoner
 
-    plain = build_reasoner(Settings(reader_precision="fp32"), embedder)  # the reader's order by default
-    fused = build_reasoner(Settings(reader_precision="fp32", sentence_order="fused"), embedder)
-    assert "+rank-fused" in fused.identity and "+rank-fused" not in plain.identity  # no shared memo entries
+    plain = build_reasoner(Settings(reader_precision="fp32", sentence_order="reader"), embedder)
+    fused = build_reasoner(Settings(reader_precision="fp32"), embedder)  # the fused order by default
+    assert "+rank-fused@" in fused.identity and "<0.7" in fused.identity  # fused where the reader's best is under 0.7
+    assert "+rank-fused" not in plain.identity  # no shared memo entries
     assert fused.thresholds.found == plain.thresholds.found  # found is the reader's either way
     with pytest.raises(ConfigError, match="sentence_order.*fused, reader.*'cosine'"):
         Settings(sentence_order="cosine")
@@ -552,7 +553,7 @@ def test_a_judge_says_whether_the_best_sentence_answers_while_the_reader_orders_
     (judge_folder / "reader.json").write_text(json.dumps(card))
     judged = build_reasoner(Settings(reader_precision="fp32", judge=str(judge_folder)), embedder)
     alone = build_reasoner(Settings(reader_precision="fp32", judge="none"), embedder)
-    assert isinstance(judged.scorer.inner, JudgedScorer)  # under the long_question rule's core reading
+    assert isinstance(judged.scorer.inner.inner, JudgedScorer)  # under the long_question rule's core reading, fused
     assert judged.thresholds.found == 0.12 and "a test's held-out pages" in judged.thresholds.source("found")
     assert judged.support == pytest.approx(0.06) and alone.thresholds.found != 0.12
     assert "+judge3:" in judged.identity and judged.identity != alone.identity  # no shared memo entries

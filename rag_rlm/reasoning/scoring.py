@@ -2,10 +2,10 @@
 `Answerability`:
 
 - `ReaderScorer`: the trained reader reads (question, "title — heading: sentence") and gives the
-  probability that the sentence answers the question. The default.
+  probability that the sentence answers the question.
 - `RankFused`: the reader's scores laid onto the order of the sum of the reader's and the
-  bi-encoder's ranks (`sentence_order = "fused"`): which sentence comes first can change, `found`
-  cannot.
+  bi-encoder's ranks where the reader is unsure (`sentence_order = "fused"`, the default, around
+  the reader): which sentence comes first can change, `found` cannot.
 - `CosineBlend`: the reader's logit moved by the bi-encoder's cosine (a reader card calibrated
   with a blend asks for it).
 - `JudgedScorer`: the reader orders the candidates and a second reader, the judge, says how much
