@@ -1,5 +1,6 @@
 """Controller benchmark: `ask` latency p50/p95/mean on the ~16k-chunk HotpotQA collection with the
-extractive reasoner, without the reader, with it, and with it and its judge, in one run, and the
+extractive reasoner, without the reader, with it (in its fused order, the default, and in its own),
+and with it and its judge, in one run, and the
 controller's own overhead (time not spent embedding, searching or reasoning) for depth-2 questions.
 
     .venv/bin/python bench/bench_controller.py [--n 80] [--overhead 20] [--corpus PATH] [--data DIR]
@@ -8,7 +9,9 @@ The collection is the HotpotQA dev corpus from /work/shared/data chunked at 64 t
 overlap (16,158 chunks, 23,485 sentences), ingested once into an embedded PostgreSQL under
 bench/out/controller2 (re-runs skip it; an older bench/out/pg has no sentence memory).
 "before" is Settings(reader="none"): sentences are chosen and judged by the bi-encoder's similarity.
-"after" is the shipped reader: the bi-encoder preranks, the reader re-scores the best candidates.
+"after" is the shipped reader: the bi-encoder preranks, the reader re-scores the best candidates, and
+where the reader is unsure its scores are laid onto the order of reader and cosine ranks (the default
+`sentence_order`); "reader order" is the same in the reader's own order.
 "judged" is the shipped reader with the shipped judge (`RAG_RLM_JUDGE=`, an option) deciding found.
 Both read the sentence vectors stored at ingest (sentence memory). Each mode gets a fresh Assistant
 with its own empty memo, and asks each question once: every answer is computed, none replayed.
@@ -35,9 +38,11 @@ from rag_rlm.reasoning.build import build_reasoner
 
 ROOT = Path(__file__).resolve().parents[1]
 DATA = Path("/work/shared/data/hotpotqa")
-# (name, reader, judge): without the reader, the shipped one, and the shipped one with its judge
-# (RAG_RLM_JUDGE=, an option: the judge reads the reader's best three candidates of each call)
-MODES = (("before", "none", "none"), ("after", "", "none"), ("judged", "", ""))
+# (name, reader, judge, sentence order): without the reader, the shipped one in its default (fused)
+# order, the same in the reader's own order, and the shipped one with its judge (RAG_RLM_JUDGE=, an
+# option: the judge reads the reader's best three candidates of each call)
+MODES = (("before", "none", "none", "fused"), ("after", "", "none", "fused"), ("reader order", "", "none", "reader"),
+         ("judged", "", "", "fused"))
 # Not among the measured questions: they load the model's and the database's caches per mode.
 WARM_UP = ("warm up: who founded the company?", "warm up: which city is the capital?",
            "warm up: when was the band formed and who was its singer?")
@@ -105,9 +110,9 @@ def main() -> None:
     fresh = every[args.n: args.n + args.overhead] or questions[: args.overhead]
     rows, answers = {}, {}
     with tempfile.TemporaryDirectory() as tmp:
-        for name, memory, judge in MODES:
+        for name, memory, judge, order in MODES:
             # A fresh Assistant and memo per mode: no answer of one mode is served to the other.
-            s = settings.replace(reader=memory, judge=judge)
+            s = settings.replace(reader=memory, judge=judge, sentence_order=order)
             forget_pair_scores(s)
             assistant = Assistant(s, store=store, embedder=embedder, state=SqliteState(Path(tmp) / f"{name}.db"))
             for q in WARM_UP:
@@ -137,16 +142,16 @@ def forget_pair_scores(settings: Settings) -> None:
 def report(rows: dict[str, list[float]], answers: dict[str, list[str]], k: int) -> None:
     n = len(rows["before"])
     print(f"\nask latency, {n} questions per mode (extractive, k={k}, max_depth=2, reflect on, no memo hits)")
-    print(f"{'mode':<31} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
+    print(f"{'mode':<40} {'p50 ms':>8} {'p95 ms':>8} {'mean ms':>8}")
     stats = {}
-    for name, memory, judge in MODES:
+    for name, memory, judge, order in MODES:
         lat = rows[name]
         q = statistics.quantiles(lat, n=100) if len(lat) > 1 else [lat[0]] * 99
         stats[name] = (q[49], q[94], statistics.mean(lat))
-        label = f"{name} (reader={memory or 'shipped'}{', judge' if judge != 'none' else ''})"
-        print(f"{label:<31} " + " ".join(f"{v * 1000:>8.0f}" for v in stats[name]))
+        label = f"{name} (reader={memory or 'shipped'}{', judge' if judge != 'none' else ''}{', ' + order if memory != 'none' else ''})"
+        print(f"{label:<40} " + " ".join(f"{v * 1000:>8.0f}" for v in stats[name]))
     b, a = stats["before"], stats["after"]
-    print(f"{'speed-up before/after':<31} " + " ".join(f"{x / y:>7.1f}x" for x, y in zip(b, a, strict=True)))
+    print(f"{'speed-up before/after':<40} " + " ".join(f"{x / y:>7.1f}x" for x, y in zip(b, a, strict=True)))
     same = sum(x == y for x, y in zip(answers["before"], answers["after"], strict=True))
     print(f"same answer text in both modes: {same}/{n}")
 

@@ -15,10 +15,11 @@ does). (3) Runs an async httpx load client for --duration seconds and prints req
 p50/p95/p99 latency, errors, the server's peak RSS, and the CPU seconds the server and PostgreSQL
 spent per answer during the load: on a machine shared with other work, throughput moves with the
 neighbours' load, CPU per answer much less.
-With --compare (the default) steps 2-3 run twice on the same collection: "before" with
+With --compare (the default) steps 2-3 run three times on the same collection: "before" with
 RAG_RLM_READER=none (sentences chosen and judged by the bi-encoder's similarity), then "after"
-with the shipped reader (the bi-encoder preranks, the reader re-scores the best candidates); then
-the throughput ratio. With --unique (the default) every answer is cold, and every question reads as it was written: each
+with the shipped reader (the bi-encoder preranks, the reader re-scores the best candidates, in the
+default fused order), then "reader-order" (the same in the reader's own order); then the throughput
+ratio. With --unique (the default) every answer is cold, and every question reads as it was written: each
 mode asks each question of the pool once (the load ends when the pool does, or at --duration), and
 the memo entries of earlier runs are dropped before each mode (`StateStore.prune`; the memo lives in
 the store's database). An earlier version appended "(request <id>)" to each question instead: that
@@ -49,7 +50,9 @@ DATA = Path("/work/shared/data")
 CORPORA = [DATA / "hotpotqa" / "corpus.jsonl", DATA / "musique" / "corpus.jsonl"]
 QUESTIONS = [DATA / "hotpotqa" / "questions.jsonl", DATA / "musique" / "questions.jsonl"]
 COLLECTION = "bench"
-MODES = {"before": "none", "after": ""}  # name -> RAG_RLM_READER: without the reader, then with the shipped one
+# name -> (RAG_RLM_READER, RAG_RLM_SENTENCE_ORDER): without the reader, with the shipped one in its
+# default (fused) order, and with it in its own order
+MODES = {"before": ("none", "fused"), "after": ("", "fused"), "reader-order": ("", "reader")}
 
 
 def parse_args() -> argparse.Namespace:
@@ -85,7 +88,7 @@ def server_env(args: argparse.Namespace, port: int, mode: str = "after") -> dict
     return {
         **os.environ,
         "RAG_RLM_STORE": args.store or f"pgserver://{args.data}/pgdata", "RAG_RLM_DATA_DIR": f"{args.data}/state-{mode}",
-        "RAG_RLM_READER": MODES[mode],
+        "RAG_RLM_READER": MODES[mode][0], "RAG_RLM_SENTENCE_ORDER": MODES[mode][1],
         "RAG_RLM_COLLECTION": args.collection, "RAG_RLM_HOST": "127.0.0.1", "RAG_RLM_PORT": str(port),
         "RAG_RLM_CHUNK_TOKENS": str(args.chunk_tokens), "RAG_RLM_CHUNK_OVERLAP": "16",
         "RAG_RLM_RATE_LIMIT_PER_MINUTE": "1000000",  # the load test measures answering, not the limiter
@@ -252,7 +255,7 @@ async def load(args: argparse.Namespace, port: int, pid: int, mode: str, run_id:
         if chunks is None:
             sys.exit(f"no collection {args.collection!r} in the store ({args.store or args.data}): "
                      "run without --no-ingest to build it, or name the store that has it with --store")
-        print(f"\n[{mode}: RAG_RLM_READER={MODES[mode] or 'the shipped reader'}] collection {args.collection!r}: "
+        print(f"\n[{mode}: RAG_RLM_READER={MODES[mode][0] or 'the shipped reader'}, order {MODES[mode][1]}] collection {args.collection!r}: "
               f"{chunks} chunks; {args.clients} clients for {args.duration:g} s"
               f"{', each question once' if args.unique else ''}; "
               f"{psutil.cpu_count()} CPUs, load average {os.getloadavg()[0]:.1f}")
@@ -308,9 +311,9 @@ def report(latencies: list[float], errors: dict[str, int], elapsed: float, peak_
 
 
 def compare(rows: dict[str, dict[str, float]]) -> None:
-    print(f"\n{'mode':<8} {'req/s':>7} {'ok/s':>7} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'errors':>6} {'RSS MiB':>8}")
+    print(f"\n{'mode':<12} {'req/s':>7} {'ok/s':>7} {'p50 s':>7} {'p95 s':>7} {'p99 s':>7} {'errors':>6} {'RSS MiB':>8}")
     for mode, r in rows.items():
-        print(f"{mode:<8} {r['req_s']:>7.2f} {r['ok_s']:>7.2f} {r['p50']:>7.3f} {r['p95']:>7.3f} {r['p99']:>7.3f} "
+        print(f"{mode:<12} {r['req_s']:>7.2f} {r['ok_s']:>7.2f} {r['p50']:>7.3f} {r['p95']:>7.3f} {r['p99']:>7.3f} "
               f"{r['errors']:>6.0f} {r['rss_mib']:>8.0f}")
     b, a = rows["before"], rows["after"]
     ratio = a["ok_s"] / b["ok_s"] if b["ok_s"] else float("nan")
