@@ -89,10 +89,10 @@ class Settings:
     # other commands one
     model_lanes: int = 0
     # which sentence comes first: "fused" (the reader's scores laid onto the order of the sum of the
-    # reader's and the bi-encoder's ranks where the reader's best is under `fuse_below`; `found`
-    # stays the reader's) or "reader" (the reader's order): fused reads better on 44 manuals, both
-    # halves of those read first, and on two of three dev check halves (bench/eval_results.md,
-    # thirty-second round)
+    # reader's and the bi-encoder's ranks where the reader's best is under `fuse_below`, led by a
+    # sentence the reader finds answering; `found` stays the reader's) or "reader" (the reader's
+    # order): fused reads better on both halves of the manuals read first and loses no dev check
+    # half (bench/eval_results.md, thirty-second round)
     sentence_order: str = "fused"
     found_threshold: float = -1.0  # < 0: the reader's calibrated threshold (its card), else this value
     rules_off: str = ""  # comma-separated names of rules to switch off (rag_rlm/reasoning/rules.py)

@@ -475,6 +475,10 @@ def test_the_fused_order_lays_the_readers_scores_onto_the_sum_of_reader_and_cosi
     best = float(alone.max())
     assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15, below=best).score_texts(question, texts))) == 0
     assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15, below=best + 1e-3).score_texts(question, texts))) == 1
+    # the first place needs a sentence the reader scores at `lead` by itself (reflection reads it alone)
+    assert int(np.argmax(RankFused(ReaderScorer(reader), embedder, 0.15, lead=float(alone[1])).score_texts(question, texts))) == 1
+    led = RankFused(ReaderScorer(reader), embedder, 0.15, lead=float(alone[1]) + 1e-3).score_texts(question, texts)
+    assert int(np.argmax(led)) == 0 and sorted(led) == sorted(alone)
 
 
 def test_the_sentence_order_is_a_setting_the_memo_key_names(embedder):
@@ -484,7 +488,7 @@ def test_the_sentence_order_is_a_setting_the_memo_key_names(embedder):
 
     plain = build_reasoner(Settings(reader_precision="fp32", sentence_order="reader"), embedder)
     fused = build_reasoner(Settings(reader_precision="fp32"), embedder)  # the fused order by default
-    assert "+rank-fused@" in fused.identity and "<0.7" in fused.identity  # fused where the reader's best is under 0.7
+    assert "+rank-fused@" in fused.identity and "<0.7^" in fused.identity  # under 0.7, led by a found sentence
     assert "+rank-fused" not in plain.identity  # no shared memo entries
     assert fused.thresholds.found == plain.thresholds.found  # found is the reader's either way
     with pytest.raises(ConfigError, match="sentence_order.*fused, reader.*'cosine'"):

@@ -76,7 +76,8 @@ def build_reasoner(settings: Settings, embedder: Embedder, scorer: SentenceScore
         if thresholds.cosine_weight:
             scorer = CosineBlend(scorer, embedder, thresholds.cosine_weight, thresholds.cosine_centre)
         if settings.sentence_order == "fused":
-            scorer = RankFused(scorer, embedder, thresholds.support_share * thresholds.found, thresholds.fuse_below)
+            scorer = RankFused(scorer, embedder, thresholds.support_share * thresholds.found, thresholds.fuse_below,
+                               thresholds.found)
     rules = RuleSet.from_setting(settings.rules_off)
     if not settings.llm:
         from .extractive import ExtractiveReasoner

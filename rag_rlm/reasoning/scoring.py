@@ -139,13 +139,17 @@ class RankFused(_WithCosine):
     a blend of scores moved declines (twenty-fifth round); the floor keeps a sentence the reader
     does not support from coming first only to be dropped by reflection (thirty-first round).
     The order is fused only when the reader's best score is under `below`: a sentence the reader
-    is sure of keeps its place (thirty-second round)."""
+    is sure of keeps its place; and the first place goes to a sentence the reader scores at `lead`
+    (the found threshold) by itself, so reflection, which reads each shown sentence alone, never
+    declines a part the reader found (thirty-second round)."""
 
-    def __init__(self, inner, embedder, floor: float, below: float = 1.0):  # a SentenceScorer, an Embedder
+    def __init__(self, inner, embedder, floor: float, below: float = 1.0, lead: float = 0.0):  # a SentenceScorer, an Embedder
         super().__init__(inner, embedder)
         self.floor = floor
         self.below = below
-        self.identity = f"{inner.identity}+rank-fused@{floor:.4g}" + (f"<{below:g}" if below < 1 else "")
+        self.lead = lead
+        self.identity = (f"{inner.identity}+rank-fused@{floor:.4g}" + (f"<{below:g}" if below < 1 else "")
+                         + (f"^{lead:.4g}" if lead > 0 else ""))
 
     def _moves(self, scores: np.ndarray) -> bool:
         scores = np.asarray(scores)
@@ -153,18 +157,22 @@ class RankFused(_WithCosine):
                 and int((scores >= self.floor).sum()) >= 2)  # one supported sentence stays first
 
     def _combined(self, scores: np.ndarray, cosines: np.ndarray) -> np.ndarray:
-        return fused(scores, cosines, self.floor)
+        return fused(scores, cosines, self.floor, self.lead)
 
 
-def fused(scores: np.ndarray, cosines: np.ndarray, floor: float = 0.0) -> np.ndarray:
+def fused(scores: np.ndarray, cosines: np.ndarray, floor: float = 0.0, lead: float = 0.0) -> np.ndarray:
     """`scores`' values, sorted, laid onto this order: the scores at `floor` or above by the sum of
     their rank by `scores` and by `cosines` (ranks among all candidates; ties to `scores`), then the
-    others in the order of `scores`."""
+    others in the order of `scores`; the first of that order scoring `lead` or more moves to the
+    front."""
     scores = np.asarray(scores, dtype=np.float32)
     by_score = np.argsort(np.argsort(-scores, kind="stable"), kind="stable")
     by_cosine = np.argsort(np.argsort(-np.asarray(cosines), kind="stable"), kind="stable")
     below = scores < floor  # the primary key last: below the floor, then the rank sum, then the reader
-    order = np.lexsort((by_score, np.where(below, 0, by_score + by_cosine), below))
+    order = list(np.lexsort((by_score, np.where(below, 0, by_score + by_cosine), below)))
+    first = next((i for i in order if scores[i] >= lead), order[0])
+    order.remove(first)
+    order.insert(0, first)
     out = np.empty_like(scores)
     out[order] = np.sort(scores)[::-1]
     return out
