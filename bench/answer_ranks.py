@@ -31,6 +31,7 @@ from rag_rlm.embed import load_embedder  # noqa: E402
 from rag_rlm.ingest.sentences import split_sentences  # noqa: E402
 from rag_rlm.memory import open_store  # noqa: E402
 from rag_rlm.reader import Reader, shipped_reader_path  # noqa: E402
+from rag_rlm.reasoning.scoring import fused  # noqa: E402
 
 SETS = ROOT / "bench" / "realdocs"
 NEEDLE = 40  # characters of the quote, normalised, that locate it in a chunk
@@ -61,7 +62,7 @@ def ranks(store, embedder, reader, name: str, k: int) -> list[dict]:
         if gold is not None:
             scores = np.asarray(reader.score(q["question"], sentences))
             cosines = embedder.embed(sentences) @ vector
-            row.update(reader=_rank(scores, gold), cosine=_rank(cosines, gold), fused=_fused_rank(scores, cosines, gold))
+            row.update(reader=_rank(scores, gold), cosine=_rank(cosines, gold), fused=_rank(fused(scores, cosines), gold))
         out.append(row)
     return out
 
@@ -76,15 +77,6 @@ def _kind(question: dict) -> str:
 def _rank(scores: np.ndarray, gold: int) -> int:
     """How many sentences score above the answering one."""
     return int((scores > scores[gold]).sum())
-
-
-def _fused_rank(reader: np.ndarray, cosine: np.ndarray, gold: int) -> int:
-    """The answering sentence's rank when each sentence is ordered by the sum of its reader and cosine ranks
-    (ties to the reader): an order that no scale of either score can tip."""
-    by_reader = np.argsort(np.argsort(-reader, kind="stable"), kind="stable")
-    by_cosine = np.argsort(np.argsort(-cosine, kind="stable"), kind="stable")
-    key = list(zip(by_reader + by_cosine, by_reader, strict=True))
-    return int(sum(other < key[gold] for other in key))
 
 
 def summary(rows: list[dict], k: int) -> None:
