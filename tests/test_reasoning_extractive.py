@@ -781,6 +781,30 @@ def test_a_comparison_reads_the_questions_own_sentences_about_each_side(reasoner
     assert not any(c.kind == "verdict" for c in reasoner.merge(q, Draft((PartDraft(q),)), sides, plan, 4000).parts[0].claims)
 
 
+def test_a_comparisons_own_answer_keeps_the_rows_that_give_a_figure(embedder, scorer):
+    """The question's own answer is where a side's missed row is found, so a comparison's own answer
+    keeps the sentences that give a figure, as a side's does, even below the second sentence's
+    share: here the bigint row scores under it, and without it no side states a storage size."""
+    q = "Which uses more storage, a bigint or a smallint?"
+    ev = evidence(embedder, "8.1. Numeric Types", [
+        "The types smallint, integer, and bigint store whole numbers, that is, numbers without fractional "
+        "components, of various ranges.", "The smallint type is generally only used if disk space is at a premium.",
+        *INTEGER_ROWS[:3], "The bigint type is designed to be used when the range of the integer type is insufficient."])
+    stray = "Memory allocated at startup is affected by the huge_pages setting."
+    sides = [Part(SubQuestion(q, focus=name, kind=SIDE), Draft((PartDraft(q, (quoted("Resource Consumption", stray),),
+                                                                          True, 0.5, name),)))
+             for name in ("a bigint", "a smallint")]
+    plan = Plan(tuple(p.sub_question for p in sides), comparison="more")
+    leads = {}
+    for off in ((), ("figure_comparison",)):
+        judge = make(embedder, scorer, off)
+        own = judge.answer([SubQuestion(q)], [ev], 4000)[0]
+        leads[off] = judge.merge(q, own, sides, plan, 4000).parts[0].claims[0].text
+        assert (INTEGER_ROWS[2] in [c.text for c in own.claims]) == (off == ())
+    assert leads[()] == "A bigint uses more storage: 8 bytes, against 2 bytes for a smallint."
+    assert leads[("figure_comparison",)] == stray
+
+
 def test_a_tie_or_one_sentence_for_both_sides_states_no_winner(reasoner):
     q = "Which was founded first, Alpha or Beta?"
     part = compare(reasoner, q, "first", side(q, "Alpha", "Alpha was founded in 1990."),

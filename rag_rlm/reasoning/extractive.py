@@ -272,7 +272,7 @@ class ExtractiveReasoner:
             scores, looked_up = _term_default_leads(asked, cands, scores)
             found, fired = (True, (*fired, "term_default")) if looked_up else (found, fired)
         # a hop offers merge its best sentences, each read after the link: the chain is what answers
-        chosen = (self._choose(scores, cands, figures=sub.kind == SIDE) if sub.kind != HOP
+        chosen = (self._choose(scores, cands, figures=sub.kind == SIDE or self._compares(sub)) if sub.kind != HOP
                   else [int(i) for i in np.argsort(-scores, kind="stable")[: self.thresholds.hop_claims]])
         claims = tuple(self._claim(asked, cands[i], float(scores[i])) for i in chosen)
         if "short_answer" in self.rules and claims and claims[0].answer:
@@ -280,6 +280,14 @@ class ExtractiveReasoner:
         # a part not found keeps its sentences (it renders as "not found"): merge may still read
         # them in a chain with a hop, where they answer together
         return PartDraft(sub.text, claims, found, confidence, sub.focus), fired
+
+    def _compares(self, sub: SubQuestion) -> bool:
+        """Whether `sub` is a question that compares named things: its own answer then also keeps
+        the sentences that give a figure, as a side's does. The comparison reads the question's own
+        sentences for a side whose retrieval, asked of one name, missed its table row; the fused
+        order may have put that row below the second sentence's share."""
+        return (sub.kind == PART and "figure_comparison" in self.rules
+                and bool(plan_by_form(sub.text, self.rules).comparison))
 
     def _opening(self, scores: np.ndarray, cands: Sequence[Candidate], default_asked: bool) -> int | None:
         """An earlier sentence of the lead's manual entry that the reader cannot tell from the lead

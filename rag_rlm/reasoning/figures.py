@@ -127,11 +127,12 @@ def comparable(question: str, cue: str, sides: Sequence[Sequence[Figure]]) -> li
     first such in each side's sentence; None when the sides give no figures of a shared measure.
     A bare number (a count) is compared only when the question asks for a count ("more
     employees"): otherwise it is a version, an index or a list number ("New in version 3.5" is
-    no speed)."""
+    no speed). A date is compared only when the question asks when ("first", "later"): a year
+    says nothing of "a more diverse career"."""
     wanted = asked_measures(question, cue)
     shared = set.intersection(*({f.measure for f in side} for side in sides)) if sides else set()
     measures = [m for m in ("percent", "money", "duration", "size", "length", "weight", "date", "count")
-                if m in shared and (m in wanted if wanted or m == "count" else True)]
+                if m in shared and (m in wanted if wanted or m in ("count", "date") else True)]
     if not measures:
         return None
     measure = measures[0]
