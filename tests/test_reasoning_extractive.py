@@ -238,6 +238,13 @@ def test_a_sentence_of_another_manual_entry_does_not_answer_for_the_asked_one(re
     assert not absent.parts[0].found and "other_entry" in absent.rules
     off = make(embedder, reasoner.scorer, ("other_entry",))
     assert "other_entry" not in off.answer([SubQuestion("What is the default value of work_mem?")], [ev], 4000)[0].rules
+    # a story's scene names the asker's own files: only its asking sentence's names are asked
+    story = ("Our settings.py leaves the memory settings alone, and still each session gets only a few temporary "
+             "buffers. What is the default value of temp_buffers?")
+    told = reasoner.answer([SubQuestion(story)], [ev], 4000)[0]
+    assert MEMORY_ENTRIES[3][1] in [c.text for c in told.claims] and "other_entry" in told.rules
+    scene = reasoner.answer([SubQuestion(story.replace("of temp_buffers", "number of temporary buffers"))], [ev], 4000)[0]
+    assert "other_entry" not in scene.rules  # no entry is named for settings.py: none is another's
     # an option named by its keyword is an entry too; a section heading is not
     option = Sentence("explain", 3, "This parameter defaults to TRUE.", 0, 9, heading="EXPLAIN — COSTS")
     assert of_another_entry({"work_mem"}, option)

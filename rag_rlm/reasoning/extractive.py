@@ -185,7 +185,9 @@ class ExtractiveReasoner:
             listed = with_lists(cands, self.thresholds)
             fired = ("list_lead_in",) if [c.sentence for c in listed] != [c.sentence for c in cands] else ()
             cands = listed
-        if "other_entry" in self.rules and (asked := identifiers(question)):
+        # the names a story's asking sentence gives: its scene names the asker's own files and
+        # commands ("settings.py", "recipes.json"), which no manual entry is named for
+        if "other_entry" in self.rules and (asked := identifiers(asking_sentence(question) or question)):
             own_read = any(entry_names(c.sentence) & asked for c in cands)
             cands, fired = _without(cands, fired, "other_entry", lambda s: of_another_entry(asked, s, own_read))
         if "other_row" in self.rules and (rows := asked_rows(question, [c.sentence for c in cands])):
