@@ -122,10 +122,10 @@ def test_the_compared_measure_is_the_one_the_question_names():
     assert comparable("Which is faster for appending on the left", "faster", versions) is None
     staff = [figures_in("Acme has 120 employees."), figures_in("Bolt has 80 employees.")]
     assert [f.text for f in comparable("Which has more employees", "more", staff)] == ["120", "80"]
-    # a date is compared only when the question asks when: a year is no measure of "more diverse"
-    careers = [figures_in("Banks died in 2013."), figures_in("Shaw was born on February 27, 1913.")]
-    assert comparable("Which writer has had a more diverse career", "more", careers) is None
-    assert [f.text for f in comparable("Which writer was born first", "first", careers)] == ["2013", "February 27, 1913"]
+    # a date is compared only when the question asks when: a year is no measure of "more varied"
+    careers = [figures_in("Ada Brook retired in 2013."), figures_in("Lee Marsh was born on February 27, 1913.")]
+    assert comparable("Which composer wrote more varied music", "more", careers) is None
+    assert [f.text for f in comparable("Which composer came first", "first", careers)] == ["2013", "February 27, 1913"]
 
 
 def test_the_winner_is_said_with_the_questions_own_words():

@@ -128,7 +128,7 @@ def comparable(question: str, cue: str, sides: Sequence[Sequence[Figure]]) -> li
     A bare number (a count) is compared only when the question asks for a count ("more
     employees"): otherwise it is a version, an index or a list number ("New in version 3.5" is
     no speed). A date is compared only when the question asks when ("first", "later"): a year
-    says nothing of "a more diverse career"."""
+    says nothing of "more varied music"."""
     wanted = asked_measures(question, cue)
     shared = set.intersection(*({f.measure for f in side} for side in sides)) if sides else set()
     measures = [m for m in ("percent", "money", "duration", "size", "length", "weight", "date", "count")
