@@ -196,6 +196,19 @@ def test_an_identifier_is_carried_whole(embedder):
     assert "shared_buffers" in out.question
 
 
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("What is the default value of shared_buffers?", "Can it be changed without restarting the server?",
+     "Can shared_buffers be changed without restarting the server?"),
+    ("What is the default value of worker_prefetch_limit?", "What does it do when enabled?",
+     "What does worker_prefetch_limit do when enabled?"),
+    # no code name after "of": the property itself is what "it" refers to
+    ("What is the maximum size of a file?", "Can it be increased?", "Can the maximum size of a file be increased?"),
+])
+def test_it_after_a_property_of_a_named_thing_is_the_thing(embedder, earlier, question, expected):
+    out = condense(question, [user(earlier), assistant("")], embedder)
+    assert out.question == expected, out
+
+
 @pytest.mark.parametrize(("earlier", "option"), [
     ("What does the --vgdb option do?", "--vgdb"),
     ("What does pg_dump's -a option do?", "-a"),

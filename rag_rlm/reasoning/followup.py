@@ -418,7 +418,7 @@ def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, an
     for k, c in enumerate(cands):
         score[k] -= t.followup_generic_penalty * (c.generic or c.head.lower() in MEASURE_NOUNS)
         score[k] += 0.1 * (_plural(c.head) == plural)
-    subject = cands[int(np.argmax(score))]
+    subject = _the_named_thing(cands, cands[int(np.argmax(score))])
     det = subject.det if subject.det in {"", "my", "our"} else "the"  # "a new laptop" -> "the new laptop"
     np_text = f"{det} {subject.text}".lstrip()
     edits: list[tuple[int, int, str]] = []
@@ -444,6 +444,15 @@ def _replace(question: str, toks: list[_Tok], anaphors: list[int], prev: str, an
             text = text[:1].upper() + text[1:]
         out = out[:a] + text + out[b:]
     return Condensed(out, subject.text, "pronoun")
+
+
+def _the_named_thing(cands: list[_Phrase], subject: _Phrase) -> _Phrase:
+    """Of "the default value of shared_buffers", the thing named: "shared_buffers". The earlier
+    question asked for one property of it, answered already; a follow-up asks something new of
+    the thing ("Can it be changed without a restart?"), and its entry is where that is said."""
+    named = [c for c in cands if subject.start < c.start and c.end == subject.end
+             and code_names(c.text) == [(0, len(c.text))]]
+    return named[0] if named else subject
 
 
 def _names_a_kind(toks: list[_Tok], i: int) -> bool:
