@@ -209,6 +209,29 @@ def test_it_after_a_property_of_a_named_thing_is_the_thing(embedder, earlier, qu
     assert out.question == expected, out
 
 
+def test_a_dotted_name_is_carried_whole(embedder):
+    out = condense("And what does it return for null?", [user('What does StringKit.toFlag return for "on"?'),
+                                                         assistant("true [1].")], embedder)
+    assert out.question == "And what does StringKit.toFlag return for null?", out
+
+
+@pytest.mark.parametrize(("earlier", "question", "expected"), [
+    ("What key length does XTEA accept?", "And what about ChaCha8Mac?", "What key length does ChaCha8Mac accept?"),
+    ("Which tag size does GcmBox use?", "And AESOCB3?", "Which tag size does AESOCB3 use?"),
+])
+def test_a_name_written_in_capitals_takes_the_place_of_the_one_asked_about(embedder, earlier, question, expected):
+    out = condense(question, [user(earlier), assistant("")], embedder)
+    assert (out.question, out.reason) == (expected, "name"), out
+
+
+def test_an_adverb_after_a_phrase_is_no_part_of_it(embedder):
+    """ "instead" and "back" are no things: "it" is the document, not "instead of <br"."""
+    out = condense("Can it keep the attributes in their order?",
+                   [user("How do I get <br> instead of <br/> when writing the document back out?"), assistant("")],
+                   embedder)
+    assert out.subject == "document" and out.question.startswith("Can the document keep"), out
+
+
 @pytest.mark.parametrize(("earlier", "option"), [
     ("What does the --vgdb option do?", "--vgdb"),
     ("What does pg_dump's -a option do?", "-a"),

@@ -210,6 +210,15 @@ def name_like(text: str, question: str = "") -> str:
     return next((m.group(0) for m in _NAME_LIKE.finditer(text) if not _says(asked, m.group(0).lower().removesuffix("s"))), "")
 
 
+def names_by_form(text: str) -> list[tuple[int, int]]:
+    """Where `text` writes code names and words written as names (inner or all capitals: a cipher
+    or a class, "AESCCM", "ChaCha20Poly1305"), in order."""
+    spans = code_names(text)
+    spans += [m.span() for m in _NAME_LIKE.finditer(text)
+              if "-" not in m.group(0) and not any(a <= m.start() < b for a, b in spans)]
+    return sorted(spans)
+
+
 def identifiers(text: str) -> set[str]:
     """The code names `text` writes, each also by its last part (Counter.most_common is also
     most_common, the way a manual's method entry names it), lower-cased."""

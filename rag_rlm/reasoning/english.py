@@ -184,7 +184,7 @@ PREPOSITIONS = set(
 CONJUNCTIONS = set("and or but if so then also too else not nor because while whether".split())
 CHAT_WORDS = set("thanks thank ok okay great yes yeah sure cool hi hello perfect awesome nice huh hmm um oh ah".split())
 ADVERBS = set("please still just only usually really actually currently already again ever even later now "
-           "today here up out off long often soon yet very always never sometimes".split())
+           "today here up out off long often soon yet very always never sometimes instead back".split())
 LIGHT_VERBS = set(
     "get gets getting got make makes made need needs needed offer offers offered cover covers covered "
     "take takes took give gives go goes going want wants know find see tell let become becomes provide "

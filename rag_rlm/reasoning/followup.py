@@ -35,7 +35,7 @@ import numpy as np
 
 from ..embed import Embedder
 from .base import Turn
-from .claims import code_names, thing_named
+from .claims import code_names, names_by_form, thing_named
 from .compose import asks_for_a_kind
 from .english import (
     ATTACHING_PREPOSITIONS,
@@ -63,8 +63,7 @@ __all__ = ["Condensed", "condense"]
 class Condensed:
     question: str  # what to retrieve and answer with; the input itself when it stands alone
     subject: str = ""  # the phrase carried over from the conversation, "" if none
-    reason: str = "standalone"  # standalone | no history | ellipsis | pronoun | definite | appended
-
+    reason: str = "standalone"  # standalone | no history | ellipsis | name | pronoun | definite | appended
 
 
 _ELLIPSIS = re.compile(
@@ -74,7 +73,9 @@ _ELLIPSIS = re.compile(
 _AND = re.compile(r"^\s*(?:and|or|also|plus)\b[\s,]*", re.I)
 _TAIL = re.compile(r"[\s,]*(?:\b(?:too|as well|also|then|instead|though|please)\b[\s,]*)*[?.!\s]*$", re.I)
 # a command's option keeps its dashes ("the --vgdb option"): without them it is no code name
-_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|(?:(?<![\w-])--?)?[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*")
+# and a dotted name is one word ("BooleanUtils.toBoolean", "functools.lru_cache"): its parts are no things of their own
+_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?"
+                    r"|(?:(?<![\w-])--?)?[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
 
 
 @dataclass(frozen=True)
@@ -294,11 +295,13 @@ def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int, t: Thre
 
 
 def _other_code_name(before: str, phrase: str) -> str:
-    """The earlier question asked of the code name `phrase` is, in place of the one code name it
-    asked about ("And path.normalize?" after "What does path.isAbsolute return for ''?"), or "".
-    Word slots split a dotted name, and its parts embed too poorly to be matched."""
-    names = code_names(before)
-    if len(names) != 1 or code_names(phrase) != [(0, len(phrase))]:
+    """The earlier question asked of the name `phrase` is, in place of the one name it asked about
+    ("And path.normalize?" after "What does path.isAbsolute return for ''?", "And ChaCha20Poly1305?"
+    after "What nonce length does AESCCM accept?"), or "". Names embed too poorly to be matched by
+    meaning, and the follow-up read alone reads well against any sentence about the new name, so
+    the swap is not weighed against it (reason "name")."""
+    names = names_by_form(before)
+    if len(names) != 1 or names_by_form(phrase) != [(0, len(phrase))]:
         return ""
     a, b = names[0]
     return before[:a] + phrase + before[b:]
@@ -308,7 +311,7 @@ def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: 
           t: Thresholds) -> Condensed:
     phrase, prep, explicit = fragment
     if not prep and (named := _other_code_name(before, phrase)):
-        return Condensed(named, phrase, "ellipsis")
+        return Condensed(named, phrase, "name")  # one name for another: no guess at a frame
     if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
         return Condensed(rewritten, phrase, "ellipsis")
