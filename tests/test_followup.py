@@ -209,12 +209,6 @@ def test_it_after_a_property_of_a_named_thing_is_the_thing(embedder, earlier, qu
     assert out.question == expected, out
 
 
-def test_a_dotted_name_is_carried_whole(embedder):
-    out = condense("And what does it return for null?", [user('What does StringKit.toFlag return for "on"?'),
-                                                         assistant("true [1].")], embedder)
-    assert out.question == "And what does StringKit.toFlag return for null?", out
-
-
 @pytest.mark.parametrize(("earlier", "question", "expected"), [
     ("What key length does XTEA accept?", "And what about ChaCha8Mac?", "What key length does ChaCha8Mac accept?"),
     ("Which tag size does GcmBox use?", "And AESOCB3?", "Which tag size does AESOCB3 use?"),

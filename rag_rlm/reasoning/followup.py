@@ -73,9 +73,7 @@ _ELLIPSIS = re.compile(
 _AND = re.compile(r"^\s*(?:and|or|also|plus)\b[\s,]*", re.I)
 _TAIL = re.compile(r"[\s,]*(?:\b(?:too|as well|also|then|instead|though|please)\b[\s,]*)*[?.!\s]*$", re.I)
 # a command's option keeps its dashes ("the --vgdb option"): without them it is no code name
-# and a dotted name is one word ("BooleanUtils.toBoolean", "functools.lru_cache"): its parts are no things of their own
-_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?"
-                    r"|(?:(?<![\w-])--?)?[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*(?:\.[A-Za-z_][A-Za-z0-9_]*)*")
+_TOKEN = re.compile(r"\w+\(\w\)|\$?\d+(?:[.,]\d+)*%?|(?:(?<![\w-])--?)?[A-Za-z][A-Za-z0-9_]*(?:['’-][A-Za-z0-9]+)*")
 
 
 @dataclass(frozen=True)
