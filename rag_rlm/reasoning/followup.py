@@ -292,7 +292,7 @@ def _antecedent(history: Sequence[Turn], embedder: Embedder, depth: int, t: Thre
     return "", "", ""
 
 
-def _other_code_name(before: str, phrase: str) -> str:
+def _other_name(before: str, phrase: str) -> str:
     """The earlier question asked of the name `phrase` is, in place of the one name it asked about
     ("And path.normalize?" after "What does path.isAbsolute return for ''?", "And ChaCha20Poly1305?"
     after "What nonce length does AESCCM accept?"), or "". Names embed too poorly to be matched by
@@ -308,7 +308,7 @@ def _other_code_name(before: str, phrase: str) -> str:
 def _fill(question: str, fragment: tuple[str, str, bool], before: str, carried: str, embedder: Embedder,
           t: Thresholds) -> Condensed:
     phrase, prep, explicit = fragment
-    if not prep and (named := _other_code_name(before, phrase)):
+    if not prep and (named := _other_name(before, phrase)):
         return Condensed(named, phrase, "name")  # one name for another: no guess at a frame
     if prep in TIME_PREPOSITIONS:  # "And after three years?": a condition on the earlier question, not a new subject
         rewritten = f"{before.rstrip(' ?.!')} {prep} {phrase}?"
