@@ -156,6 +156,21 @@ def test_html_text_set_directly_in_a_container_keeps_its_inline_words_and_rows_s
                         "Windows: mpm_winnt\n\na; b; c")
 
 
+def test_a_docutils_field_whose_long_name_has_a_row_of_its_own_keeps_its_name(tmp_path):
+    # Docutils' HTML writer puts a field name over 14 characters in a row of one spanning header cell and
+    # its value in the next row under an empty cell: read row by row, "Depend on data being included"
+    # no longer said what it was
+    html = """<html><body><table class="docutils field-list"><tbody>
+    <tr class="field"><th class="field-name">Directive Type:</th><td class="field-body">"include"</td></tr>
+    <tr class="field"><th class="field-name" colspan="2">Doctree Elements:</th></tr>
+    <tr class="field"><td>&nbsp;</td><td class="field-body">Depend on data being included.</td></tr>
+    </tbody></table>
+    <table><tr><th>Name</th><th>Size</th></tr><tr><td></td><td>2 bytes</td></tr></table></body></html>"""
+    doc = one(write(tmp_path / "directives.html", html))
+    assert doc.text == ('Directive Type: "include"\n\nDoctree Elements: Depend on data being included.\n\n'
+                        "Size: 2 bytes")
+
+
 def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
     # Asciidoc (Git's manual) writes an option's names as one <dt> each before their one <dd>
     html = """<html><body><dl><dt>-n</dt><dt>--dry-run</dt><dd><p>Show what would be removed.</p></dd>

@@ -544,12 +544,23 @@ def _row(tr) -> str:  # noqa: ANN001 - a bs4 Tag
     values = [_words(c) for c in cells]
     if len(headers) == len(values):
         return "; ".join(f"{h}: {v}" if h else v for h, v in zip(headers, values, strict=True) if v)
+    if not values[0] and (label := _label_row_above(tr)):
+        return f"{label}: {'; '.join(v for v in values[1:] if v)}"
     if len(values) >= 2 and values[0] and (cells[0].name == "th" or len(cells) == 2) and \
             all(c.name == "td" for c in cells[1:]):
         # a row named by its first cell ("<th>Default:</th><td>DirectoryIndex index.html</td>",
         # "Windows | mpm_winnt"): the name, then what the row says of it
         return f"{values[0].rstrip(':').strip()}: {'; '.join(v for v in values[1:] if v)}"
     return "; ".join(v for v in values if v)
+
+
+def _label_row_above(tr) -> str:  # noqa: ANN001 - a bs4 Tag
+    """The label of a row whose first cell is empty, when the row above holds that label alone: Docutils
+    writes a long field name ("Doctree Elements:") as a row of one spanning header cell and the value in
+    the next row under an empty cell; read row by row, the value lost what it is."""
+    above = tr.find_previous_sibling("tr")
+    cells = above.find_all(["td", "th"], recursive=False) if above is not None else []
+    return _words(cells[0]).rstrip(":").strip() if len(cells) == 1 and cells[0].name == "th" else ""
 
 
 # --- PDF and DOCX ------------------------------------------------------------------------
