@@ -11,6 +11,10 @@ the span margin (best span minus null) and their sums.
 
     python bench/reader_span_probe.py train --squad1 14000 --epochs 2 --out bench/out/span_probe
     python bench/reader_span_probe.py eval --out bench/out/span_probe
+    python bench/reader_span_probe.py joint --pairs 16000 --span-weight 1   # 0: the control
+
+`joint` trains the whole reader on from its shipped weights, with the span layer on its last layer
+(nothing is saved), and reads the dev sample the same way.
 """
 
 from __future__ import annotations
@@ -207,61 +211,141 @@ def train(n1: int, epochs: int, out: Path) -> None:
     print("trained", f"{time.time()-t0:.0f}s", flush=True)
 
 
-def evaluate_probe(probe):
-    sp = Span()
-    sp.load_state_dict(torch.load(probe / "span.pt"))
-    sp.eval()
+def dev_rows(score) -> list:
+    """The dev sample's items, each with its candidates' reader logits and span margins: `score(ids,
+    mask, types, textmask)` gives both for a batch."""
     items = load_items(SQUAD2_DEV, load_embedder().embed)
     pairs = [(it.question, c, -1, -1, 1.0) for it in items for c in it.candidates]
-    ids, mask, types, *_ , tm = encode(pairs)
-    h3, logit = frozen(ids, mask, types)
+    ids, mask, types, *_, tm = encode(pairs)
+    logits, margins = [], []
     with torch.inference_mode():
-        ds = []
         for i in range(0, len(ids), 256):
-            s, e = sp(h3[i:i+256], mask[i:i+256], tm[i:i+256])
-            ds.append(span_diff(s, e, tm[i:i+256]))
-        d = torch.cat(ds).numpy()
-    logit = logit.numpy()
+            logit, margin = score(ids[i:i + 256], mask[i:i + 256], types[i:i + 256], tm[i:i + 256])
+            logits.append(logit)
+            margins.append(margin)
+    logit, margin = torch.cat(logits).numpy(), torch.cat(margins).numpy()
     rows, r = [], 0
     for it in items:
         n = len(it.candidates)
-        rows.append((it, logit[r:r+n], d[r:r+n]))
+        rows.append((it, logit[r:r + n], margin[r:r + n]))
         r += n
+    return rows
 
-    def report(name, score_of, pick_of):
-        out = {}
-        tune = [(it, score_of(g, dd)) for it, g, dd in rows if half(it.id) == "tune"]
-        th = pick_threshold([s for it, s in tune if it.answerable], [s for it, s in tune if not it.answerable])
-        for h in ("tune", "check"):
-            sel = [row for row in rows if half(row[0].id) == h]
-            ans = [x for x in sel if x[0].answerable]
-            un = [x for x in sel if not x[0].answerable]
-            top1 = sum(containment(it.sentences[int(pick_of(g, dd))], it.answers) for it, g, dd in ans) / len(ans)
-            dec = sum(score_of(g, dd) < th for _, g, dd in un) / len(un)
-            wr = sum(score_of(g, dd) < th for _, g, dd in ans) / len(ans)
-            out[h] = f"top1 {top1:.3f} declined {dec:.3f} @ {wr:.3f}"
-        print(f"{name:42s} tune: {out['tune']}   check: {out['check']}")
 
-    report("reader logit (max)", lambda g, d: g.max(), lambda g, d: g.argmax())
-    report("span margin at reader's top", lambda g, d: d[g.argmax()], lambda g, d: g.argmax())
-    report("span margin (max)", lambda g, d: d.max(), lambda g, d: d.argmax())
+def report(rows, name, score_of, pick_of) -> None:
+    """Top-1 by `pick_of` and unanswerables declined by `score_of`, at the threshold picked on tune."""
+    out = {}
+    tune = [(it, score_of(g, d)) for it, g, d in rows if half(it.id) == "tune"]
+    th = pick_threshold([s for it, s in tune if it.answerable], [s for it, s in tune if not it.answerable])
+    for h in ("tune", "check"):
+        sel = [row for row in rows if half(row[0].id) == h]
+        ans = [x for x in sel if x[0].answerable]
+        un = [x for x in sel if not x[0].answerable]
+        top1 = sum(containment(it.sentences[int(pick_of(g, d))], it.answers) for it, g, d in ans) / len(ans)
+        dec = sum(score_of(g, d) < th for _, g, d in un) / len(un)
+        wr = sum(score_of(g, d) < th for _, g, d in ans) / len(ans)
+        out[h] = f"top1 {top1:.3f} declined {dec:.3f} @ {wr:.3f}"
+    print(f"{name:42s} tune: {out['tune']}   check: {out['check']}", flush=True)
+
+
+def report_all(rows, margins: bool = True) -> None:
+    report(rows, "reader logit (max)", lambda g, d: g.max(), lambda g, d: g.argmax())
+    if not margins:
+        return
+    report(rows, "span margin at reader's top", lambda g, d: d[g.argmax()], lambda g, d: g.argmax())
+    report(rows, "span margin (max)", lambda g, d: d.max(), lambda g, d: d.argmax())
     for lam in (0.25, 0.5, 1.0, 2.0):
-        report(f"logit + {lam}*margin at top", lambda g, d, lam=lam: g.max() + lam * d[g.argmax()], lambda g, d: g.argmax())
-        report(f"max(logit + {lam}*margin)", lambda g, d, lam=lam: (g + lam * d).max(), lambda g, d, lam=lam: (g + lam * d).argmax())
-    report("min(logit, margin) at top", lambda g, d: min(g.max(), d[g.argmax()]), lambda g, d: g.argmax())
+        report(rows, f"logit + {lam}*margin at top", lambda g, d, lam=lam: g.max() + lam * d[g.argmax()],
+               lambda g, d: g.argmax())
+        report(rows, f"max(logit + {lam}*margin)", lambda g, d, lam=lam: (g + lam * d).max(),
+               lambda g, d, lam=lam: (g + lam * d).argmax())
+    report(rows, "min(logit, margin) at top", lambda g, d: min(g.max(), d[g.argmax()]), lambda g, d: g.argmax())
+
+
+def evaluate_probe(probe: Path) -> None:
+    sp = Span()
+    sp.load_state_dict(torch.load(probe / "span.pt"))
+    sp.eval()
+
+    def score(ids, mask, types, tm):
+        h3, logit = frozen(ids, mask, types)
+        return logit, span_diff(*sp(h3, mask, tm), tm)
+
+    report_all(dev_rows(score))
+
+
+def joint(n_pairs: int, span_weight: float) -> None:
+    """The whole reader trained on from its shipped weights for one pass over `n_pairs` of the same pairs,
+    pointwise (its label) plus `span_weight` x the span loss of a start/end layer on its last layer; 0 is
+    the control. Then read like `eval`."""
+    t0 = time.time()
+    torch.manual_seed(13)
+    ex = examples(14000)
+    random.Random(13).shuffle(ex)
+    ex = ex[:n_pairs]
+    ids, mask, types, st, en, keep, tm = encode(ex)
+    w = torch.tensor([x[4] for x in ex])
+    y = torch.tensor([1.0 if x[2] >= 0 else 0.0 for x in ex])
+    sel = keep.nonzero()[:, 0]
+    ids, mask, types, st, en, tm, w, y = (t[sel] for t in (ids, mask, types, st, en, tm, w, y))
+    head = torch.nn.Linear(384, 2)
+
+    def forward(ids, mask, types, tm):
+        h = enc(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        m = mask.unsqueeze(-1).float()
+        allowed = tm.bool().clone()
+        allowed[:, 0] = True
+        lg = head(h).masked_fill(~allowed[:, :, None], -1e4)
+        return net.head((h * m).sum(1) / m.sum(1))[:, 0], lg[..., 0], lg[..., 1]
+
+    net.train()
+    opt = torch.optim.AdamW([{"params": net.parameters(), "lr": 2e-5}, {"params": head.parameters(), "lr": 1e-4}],
+                            weight_decay=0.01)
+    n, bs = len(ids), 32
+    steps = math.ceil(n / bs)
+    sched = torch.optim.lr_scheduler.LambdaLR(opt, lambda s: min(1.0, s / 100) * max(0.0, 1 - s / steps))
+    ce = torch.nn.CrossEntropyLoss(reduction="none")
+    bce = torch.nn.BCEWithLogitsLoss(reduction="none")
+    perm = torch.randperm(n, generator=torch.Generator().manual_seed(13))
+    run = None
+    for step, b in enumerate(range(0, n, bs), 1):
+        idx = perm[b:b + bs]
+        width = int(mask[idx].sum(1).max())  # the batch's longest pair: padding past it is no work
+        logit, s, e = forward(ids[idx, :width], mask[idx, :width], types[idx, :width], tm[idx, :width])
+        loss = ((bce(logit, y[idx]) + span_weight * (ce(s, st[idx]) + ce(e, en[idx])) / 2) * w[idx]).sum() / w[idx].sum()
+        opt.zero_grad()
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_([*net.parameters(), *head.parameters()], 1.0)
+        opt.step()
+        sched.step()
+        run = loss.item() if run is None else 0.98 * run + 0.02 * loss.item()
+        if step % 100 == 0:
+            print(f"step {step}/{steps} loss {run:.3f} {time.time() - t0:.0f}s", flush=True)
+    print("trained", n, f"{time.time() - t0:.0f}s", flush=True)
+    net.eval()
+
+    def score(ids, mask, types, tm):
+        logit, s, e = forward(ids, mask, types, tm)
+        return logit, span_diff(s, e, tm)
+
+    report_all(dev_rows(score), margins=span_weight > 0)
 
 
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("what", choices=("train", "eval"))
+    p.add_argument("what", choices=("train", "eval", "joint"))
     p.add_argument("--squad1", type=int, default=14000, help="SQuAD v1 questions sampled (seed 13)")
     p.add_argument("--epochs", type=int, default=2)
     p.add_argument("--out", type=Path, default=ROOT / "bench" / "out" / "span_probe")
+    p.add_argument("--pairs", type=int, default=16000, help="joint: pairs trained on")
+    p.add_argument("--span-weight", type=float, default=1.0, help="joint: the span loss's weight (0: the control)")
     a = p.parse_args()
     if a.what == "train":
         train(a.squad1, a.epochs, a.out)
-    else:
+    elif a.what == "eval":
         evaluate_probe(a.out)
+    else:
+        joint(a.pairs, a.span_weight)
 
 
 if __name__ == "__main__":
