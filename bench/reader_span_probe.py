@@ -21,6 +21,7 @@ from __future__ import annotations
 
 import argparse
 import copy
+import functools
 import math
 import random
 import sys
@@ -58,10 +59,13 @@ DATA = ROOT.parent / "shared" / "data" / "train"
 SQUAD2_DEV = ROOT.parent / "shared" / "data" / "squad2"
 MAXT = 96
 rng = random.Random(13)
-folder = shipped_reader_path()
-tok = AutoTokenizer.from_pretrained(str(folder))
-net = network.load(folder)
-enc = net.encoder
+
+
+@functools.cache
+def shipped():
+    """The shipped reader's tokenizer and network (fp32), loaded once, on first use."""
+    folder = shipped_reader_path()
+    return AutoTokenizer.from_pretrained(str(folder)), network.load(folder)
 
 
 def examples(n1: int):
@@ -104,6 +108,7 @@ def examples(n1: int):
 
 
 def encode(pairs):
+    tok, _ = shipped()
     e = tok([p[0] for p in pairs], [p[1] for p in pairs], truncation="only_second", max_length=MAXT,
             return_offsets_mapping=True, return_token_type_ids=True, padding="max_length")
     starts, ends, keep = [], [], []
@@ -125,6 +130,8 @@ def encode(pairs):
 
 @torch.inference_mode()
 def frozen(ids, mask, types, bs=256):
+    _, net = shipped()
+    enc = net.encoder
     h3s, logits = [], []
     for i in range(0, len(ids), bs):
         o = enc(input_ids=ids[i:i+bs], attention_mask=mask[i:i+bs], token_type_ids=types[i:i+bs], output_hidden_states=True)
@@ -135,21 +142,26 @@ def frozen(ids, mask, types, bs=256):
     return torch.cat(h3s), torch.cat(logits)
 
 
+def pointing(logits, textmask):
+    """Start and end logits where an answer may be pointed at: the sentence's tokens, or [CLS] for none."""
+    allowed = textmask.bool().clone()
+    allowed[:, 0] = True
+    logits = logits.masked_fill(~allowed[:, :, None], -1e4)
+    return logits[..., 0], logits[..., 1]
+
+
 class Span(torch.nn.Module):
     def __init__(self):
         super().__init__()
-        self.layer = copy.deepcopy(enc.encoder.layer[3])
+        self.layer = copy.deepcopy(shipped()[1].encoder.encoder.layer[3])
         self.out = torch.nn.Linear(384, 2)
 
+    def states(self, h3, mask):
+        h = self.layer(h3.float(), attention_mask=(1.0 - mask[:, None, None, :].float()) * -1e4)
+        return h[0] if isinstance(h, tuple) else h
+
     def forward(self, h3, mask, textmask):
-        ext = (1.0 - mask[:, None, None, :].float()) * -1e4
-        h = self.layer(h3.float(), attention_mask=ext)
-        h = h[0] if isinstance(h, tuple) else h
-        lg = self.out(h)
-        allowed = textmask.bool().clone()
-        allowed[:, 0] = True
-        lg = lg.masked_fill(~allowed[:, :, None], -1e4)
-        return lg[..., 0], lg[..., 1]
+        return pointing(self.out(self.states(h3, mask)), textmask)
 
 
 def span_diff(s, e, textmask, maxlen=20):
@@ -178,10 +190,8 @@ def train(n1: int, epochs: int, out: Path) -> None:
     # check the copied layer reproduces the frozen last layer
     sp = Span()
     with torch.inference_mode():
-        o = enc(input_ids=ids[:4], attention_mask=mask[:4], token_type_ids=types[:4])
-        ext = (1.0 - mask[:4, None, None, :].float()) * -1e4
-        h = sp.layer(h3[:4].float(), attention_mask=ext)
-        h = h[0] if isinstance(h, tuple) else h
+        o = shipped()[1].encoder(input_ids=ids[:4], attention_mask=mask[:4], token_type_ids=types[:4])
+        h = sp.states(h3[:4], mask[:4])
         m = mask[:4].bool()
         print("layer check maxdiff", float((h - o.last_hidden_state)[m].abs().max()), flush=True)
     print("cached", f"{time.time()-t0:.0f}s", flush=True)
@@ -279,6 +289,7 @@ def joint(n_pairs: int, span_weight: float) -> None:
     pointwise (its label) plus `span_weight` x the span loss of a start/end layer on its last layer; 0 is
     the control. Then read like `eval`."""
     t0 = time.time()
+    _, net = shipped()  # loaded before seeding: its loading draws random numbers
     torch.manual_seed(13)
     ex = examples(14000)
     random.Random(13).shuffle(ex)
@@ -291,12 +302,9 @@ def joint(n_pairs: int, span_weight: float) -> None:
     head = torch.nn.Linear(384, 2)
 
     def forward(ids, mask, types, tm):
-        h = enc(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        h = net.encoder(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
         m = mask.unsqueeze(-1).float()
-        allowed = tm.bool().clone()
-        allowed[:, 0] = True
-        lg = head(h).masked_fill(~allowed[:, :, None], -1e4)
-        return net.head((h * m).sum(1) / m.sum(1))[:, 0], lg[..., 0], lg[..., 1]
+        return net.head((h * m).sum(1) / m.sum(1))[:, 0], *pointing(head(h), tm)
 
     net.train()
     opt = torch.optim.AdamW([{"params": net.parameters(), "lr": 2e-5}, {"params": head.parameters(), "lr": 1e-4}],
