@@ -55,18 +55,8 @@ from rag_rlm.embed import load_embedder  # noqa: E402
 from rag_rlm.eval.metrics import containment  # noqa: E402
 from rag_rlm.eval.splits import half  # noqa: E402
 from rag_rlm.ingest.sentences import split_sentences  # noqa: E402
+from rag_rlm.reader import data as recipe  # noqa: E402  (the shipped recipe's readers of the training files)
 from rag_rlm.reader import network  # noqa: E402
-from rag_rlm.reader.data import (  # noqa: E402
-    AMBIGUOUS,
-    SQUAD1,
-    SQUAD2,
-    _article_names,
-    _hardest,
-    _sentences,
-    _title,
-    read_rows,
-    reader_text,
-)
 from rag_rlm.reader.evaluate import PARAGRAPHS, pick_threshold  # noqa: E402
 from rag_rlm.reader.model import shipped_reader_path  # noqa: E402
 from rag_rlm.reader.perturb import perturb  # noqa: E402
@@ -80,7 +70,7 @@ CONTEXT_WORDS = 40  # a previous sentence longer than this is cut from its start
 
 def candidate(title: str, sentence: str, before: str, with_context: bool) -> str:
     """A candidate as the run reads it: today's text, or today's text and the sentence before it."""
-    text = reader_text(title, sentence)
+    text = recipe.reader_text(title, sentence)
     if not with_context or not before:
         return text
     words = before.split()
@@ -93,24 +83,24 @@ def pairs(n_squad1: int, with_context: bool, seed: int = 13,
     after it, one of the hardest others and (for 80% of SQuAD v1's) a one-detail change of the question
     against its answer sentence; per SQuAD 2.0 unanswerable its two hardest sentences (weight 2)."""
     rng = random.Random(seed)
-    ambiguous = set((DATA / AMBIGUOUS).read_text().split())
-    squad1 = [r for r in read_rows(DATA / SQUAD1) if r["id"] not in ambiguous]
-    names = _article_names(squad1)
+    ambiguous = set((DATA / recipe.AMBIGUOUS).read_text().split())
+    squad1 = [r for r in recipe.read_rows(DATA / recipe.SQUAD1) if r["id"] not in ambiguous]
+    names = recipe._article_names(squad1)
     out = []
-    for row in [*rng.sample(squad1, n_squad1), *read_rows(DATA / SQUAD2)]:
-        sents = [t for _, _, t in _sentences(row)]
+    for row in [*rng.sample(squad1, n_squad1), *recipe.read_rows(DATA / recipe.SQUAD2)]:
+        sents = [t for _, _, t in recipe._sentences(row)]
         before = {t: (sents[i - 1] if i else "") for i, t in enumerate(sents)}
-        title, q = _title(row), row["question"]
+        title, q = recipe._title(row), row["question"]
 
         def c(t: str, title: str = title, before: dict = before) -> str:
             return candidate(title, t, before.get(t, ""), with_context)
 
         if row.get("is_impossible") or not row["answers"]:
             if unanswerables:
-                out += [(q, c(t), 0.0, 2.0) for t in _hardest(q, sents, 2, None)]
+                out += [(q, c(t), 0.0, 2.0) for t in recipe._hardest(q, sents, 2, None)]
             continue
         answer = row["answers"][0]
-        spans = _sentences(row)
+        spans = recipe._sentences(row)
         k = next((i for i, (s, e, _) in enumerate(spans) if s <= answer["start"] < e), None)
         if k is None:
             continue
@@ -120,7 +110,7 @@ def pairs(n_squad1: int, with_context: bool, seed: int = 13,
             out.append((q, c(spans[k + 1][2]), 0.0, 1.0))  # its context says the answer; it does not
         after = spans[k + 1][2] if k + 1 < len(spans) else None
         others = [t for t in sents if t != hit and t != after and needle not in t.lower()]
-        out += [(q, c(t), 0.0, 1.0) for t in _hardest(q, others, 1, rng)]
+        out += [(q, c(t), 0.0, 1.0) for t in recipe._hardest(q, others, 1, rng)]
         if row["source"].startswith("squad1") and rng.random() < 0.8:
             changed = perturb(q, hit, row["context"], names.get(row["title"], ()), rng)
             if changed is not None:
@@ -135,7 +125,7 @@ def dev_items(with_context: bool) -> list[dict]:
     questions = [json.loads(x) for x in (SQUAD2_DEV / "questions.jsonl").read_text().splitlines() if x.strip()]
     corpus = [json.loads(x) for x in (SQUAD2_DEV / "corpus.jsonl").read_text().splitlines() if x.strip()]
     embed = load_embedder().embed
-    paragraphs = embed([reader_text(d.get("title", ""), d["text"]) for d in corpus])
+    paragraphs = embed([recipe.reader_text(d.get("title", ""), d["text"]) for d in corpus])
     top = np.argsort(-(embed([q["question"] for q in questions]) @ paragraphs.T), axis=1)[:, :PARAGRAPHS]
     items = []
     for q, hits in zip(questions, top, strict=True):
