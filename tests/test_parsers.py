@@ -171,6 +171,22 @@ def test_a_docutils_field_whose_long_name_has_a_row_of_its_own_keeps_its_name(tm
                         "Size: 2 bytes")
 
 
+def test_the_labelled_fields_a_description_opens_with_are_lines_of_their_own(tmp_path):
+    # BIND's reference opens each statement's description with "Grammar:", "Blocks:" and "Tags:"
+    # paragraphs, none ending in a full stop: on the description's one line they made one sentence
+    # with the definition that follows them
+    html = """<html><body><dl><dt>allow-widgets</dt><dd>
+    <p><strong>Grammar: </strong><code>allow-widgets { &lt;address&gt;; ... };</code></p>
+    <p><strong>Blocks: </strong>options, view</p>
+    <p><p>Lists the hosts that may fetch widgets. The default is none.</p></p></dd>
+    <dt>Note:</dt><dd><p><strong>Tip:</strong> see below.</p><p>Widgets are small.</p></dd></dl></body></html>"""
+    doc = one(write(tmp_path / "reference.html", html))
+    assert doc.text == ("allow-widgets: Grammar: allow-widgets { <address>;... };\n\n"
+                        "allow-widgets: Blocks: options, view\n\n"
+                        "allow-widgets: Lists the hosts that may fetch widgets. The default is none.\n\n"
+                        "Note: Tip: see below. Widgets are small.")
+
+
 def test_a_description_with_several_terms_is_said_after_all_of_them(tmp_path):
     # Asciidoc (Git's manual) writes an option's names as one <dt> each before their one <dd>
     html = """<html><body><dl><dt>-n</dt><dt>--dry-run</dt><dd><p>Show what would be removed.</p></dd>

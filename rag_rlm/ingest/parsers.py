@@ -278,9 +278,12 @@ def _html_blocks(root) -> list[str]:  # noqa: ANN001 - a bs4 Tag
                     for block in _code_blocks(words):
                         add(block, block.startswith("#"))
             continue
-        words = _row(tag) if tag.name == "tr" else _words(tag, without=titles | inner)
+        fields = _leading_fields(tag) if tag.name == "dd" else []
+        words = _row(tag) if tag.name == "tr" else _words(tag, without=titles | inner | {id(f) for f in fields})
         if tag.name == "dd":
             term = _terms(tag)
+            for field in fields:  # each its own line, with the term: no full stop ends it
+                add(as_text(f"{term}: {_words(field)}" if term else _words(field)))
             words = f"{term}: {words}" if term and words else words
         heading = _HEADINGS.get(tag.name)
         if heading:
@@ -432,6 +435,22 @@ def _scope(title):  # noqa: ANN001, ANN202 - bs4 Tags
     holds = {id(p) for p in after.parents}
     scope = next((p for p in title.parents if id(p) in holds), None)
     return None if scope is None or scope.name in ("body", "html", "[document]") else scope
+
+
+def _leading_fields(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
+    """The labelled paragraphs a description opens with ("<p><strong>Grammar: </strong>...</p>",
+    "Blocks: ...", "Tags: ..." in BIND's reference), when text follows them. No full stop ends
+    such a field, so said on the description's one line it became one sentence with the
+    definition after it."""
+    fields = []
+    for child in dd.find_all(True, recursive=False):
+        label = child.find(True) if child.name == "p" else None
+        if label is None or label.name not in ("strong", "b") or not label.get_text().strip().endswith(":") \
+                or not child.get_text().lstrip().startswith(label.get_text().strip()) \
+                or _words(child).endswith((".", "!", "?")):
+            break
+        fields.append(child)
+    return fields if fields and len(fields) < len(dd.find_all(True, recursive=False)) else []
 
 
 def _nested_lists(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
