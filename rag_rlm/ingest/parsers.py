@@ -442,15 +442,16 @@ def _leading_fields(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
     "Blocks: ...", "Tags: ..." in BIND's reference), when text follows them. No full stop ends
     such a field, so said on the description's one line it became one sentence with the
     definition after it."""
+    children = dd.find_all(True, recursive=False)
     fields = []
-    for child in dd.find_all(True, recursive=False):
+    for child in children:
         label = child.find(True) if child.name == "p" else None
-        if label is None or label.name not in ("strong", "b") or not label.get_text().strip().endswith(":") \
-                or not child.get_text().lstrip().startswith(label.get_text().strip()) \
+        said = label.get_text().strip() if label is not None and label.name in ("strong", "b") else ""
+        if not said.endswith(":") or not child.get_text().lstrip().startswith(said) \
                 or _words(child).endswith((".", "!", "?")):
             break
         fields.append(child)
-    return fields if fields and len(fields) < len(dd.find_all(True, recursive=False)) else []
+    return fields if len(fields) < len(children) else []
 
 
 def _nested_lists(dd) -> list[Any]:  # noqa: ANN001 - a bs4 Tag
