@@ -88,7 +88,8 @@ def pairs(n_squad1: int, with_context: bool, seed: int = 13,
     names = recipe._article_names(squad1)
     out = []
     for row in [*rng.sample(squad1, n_squad1), *recipe.read_rows(DATA / recipe.SQUAD2)]:
-        sents = [t for _, _, t in recipe._sentences(row)]
+        spans = recipe._sentences(row)  # (start, end, text), split once
+        sents = [t for _, _, t in spans]
         before = {t: (sents[i - 1] if i else "") for i, t in enumerate(sents)}
         title, q = recipe._title(row), row["question"]
 
@@ -100,7 +101,6 @@ def pairs(n_squad1: int, with_context: bool, seed: int = 13,
                 out += [(q, c(t), 0.0, 2.0) for t in recipe._hardest(q, sents, 2, None)]
             continue
         answer = row["answers"][0]
-        spans = recipe._sentences(row)
         k = next((i for i, (s, e, _) in enumerate(spans) if s <= answer["start"] < e), None)
         if k is None:
             continue
